@@ -1,0 +1,36 @@
+# Two commands: `make report` and `make test`. Both create .venv with Python >= 3.12 if missing.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# PyTensor's compiled-model cache survives between runs (first compile is slow, later ones are not)
+export PYTENSOR_FLAGS ?= base_compiledir=$(CURDIR)/.cache/pytensor
+export MPLBACKEND ?= Agg
+# seed-determined results must not depend on BLAS thread scheduling
+export OMP_NUM_THREADS ?= 1
+
+.PHONY: install report test test-fast bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || { PYBIN=$$(.ci/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
+	@touch $(STAMP)
+
+report: install
+	$(VENV)/bin/rtanalysis report data/example --out reports --figures figures
+
+test: install
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -ra
+
+test-fast: install
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "not slow"
+
+bench: install
+	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .cache reports

@@ -1,0 +1,37 @@
+"""rtanalysis: why LLM agents fail realtime benchmarks — capability or timing — with honest uncertainty.
+
+The pipeline, one stage per module: :mod:`~rtanalysis.load` (logs → tidy ``episodes``/``steps``),
+:mod:`~rtanalysis.metrics` (observed rates and intervals), :mod:`~rtanalysis.model` (hierarchical
+capability × timing model → decomposition, counterfactuals), :mod:`~rtanalysis.plots` and
+:mod:`~rtanalysis.report` (figures, tables, the written report).
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("rtanalysis")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+from .load import EpisodeSink, LoadResult, load_rtlog  # noqa: E402
+
+
+def load(paths, format: str = "auto", **options) -> LoadResult:
+    """Load trajectory logs of any supported format into tidy tables (see :mod:`rtanalysis.adapters`)."""
+    try:
+        from .adapters import load as _load
+    except ModuleNotFoundError:
+        return load_rtlog(paths, **options)
+    return _load(paths, format=format, **options)
+
+
+def __getattr__(name):
+    # heavy stages import lazily so `import rtanalysis` stays fast
+    if name == "fit":
+        from .model import fit
+
+        return fit
+    raise AttributeError(name)
+
+
+__all__ = ["EpisodeSink", "LoadResult", "load", "load_rtlog", "fit", "__version__"]

@@ -1,0 +1,123 @@
+"""Column contracts of the tidy tables every stage exchanges.
+
+One registry per table: column name -> pandas dtype. Loaders and adapters build their frames
+through :func:`conform`, so every source yields the same columns in the same order with the same
+dtypes (nullable ``boolean``/``Int64`` where a field may be absent, ``str`` for text).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+CLOCKS = ("wall", "paused", "step")
+TIMED_CLOCKS = ("wall", "step")
+TIME_UNITS = ("s", "tokens")
+OUTCOMES = ("ok", "wrong", "late", "early", "silent", "unknown")
+FAILURE_TYPES = ("none", "capability", "timing", "both", "unknown")
+
+EPISODE_KEYS = ("run_id", "episode_id")
+#: episode columns copied onto every step row
+STEP_EPISODE_KEYS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "seed")
+
+EPISODE_COLUMNS: dict[str, str] = {
+    "run_id": "str",
+    "episode_id": "str",
+    "model": "str",
+    "task": "str",
+    "task_type": "str",
+    "clock": "str",
+    "time_unit": "str",
+    "seed": "Int64",
+    "success": "bool",
+    "score": "float64",
+    "n_steps": "int64",
+    "n_fallback": "int64",
+    "failure_type": "str",
+    "meta": "str",
+    "source_file": "str",
+    "source_line": "int64",
+}
+
+STEP_COLUMNS: dict[str, str] = {
+    "run_id": "str",
+    "episode_id": "str",
+    "model": "str",
+    "task": "str",
+    "task_type": "str",
+    "clock": "str",
+    "time_unit": "str",
+    "seed": "Int64",
+    "step": "int64",
+    "t_obs": "float64",
+    "t_act": "float64",
+    "latency": "float64",
+    "window_open": "float64",
+    "window_close": "float64",
+    "action": "str",
+    "correct_at_obs": "boolean",
+    "valid_at_exec": "boolean",
+    "fallback": "boolean",
+    "tokens": "Int64",
+    "reward": "float64",
+    "on_time": "boolean",
+    "too_early": "boolean",
+    "too_late": "boolean",
+    "no_action": "bool",
+    "outcome": "str",
+}
+
+QUARANTINE_COLUMNS: dict[str, str] = {
+    "file": "str",
+    "line": "int64",
+    "field": "str",
+    "reason": "str",
+    "raw": "str",
+}
+
+#: episode columns that a `conditions` key may not shadow; a clashing key gets this prefix
+CONDITION_PREFIX = "cond_"
+
+
+def condition_column(key: str) -> str:
+    """The episodes column that holds condition ``key``."""
+    return CONDITION_PREFIX + key if key in EPISODE_COLUMNS else key
+
+
+def conform(frame: pd.DataFrame, columns: dict[str, str], extra: bool = True) -> pd.DataFrame:
+    """Return ``frame`` with ``columns`` first, in order, cast to their dtypes.
+
+    Missing contract columns are added as all-missing. Columns outside the contract (the
+    ``conditions`` keys on episodes) follow when ``extra`` is true, in their existing order.
+    """
+    out = {}
+    n = len(frame)
+    for name, dtype in columns.items():
+        if name in frame.columns:
+            col = frame[name]
+        else:
+            col = pd.Series([None] * n, index=frame.index, dtype="object")
+        out[name] = _cast(col, dtype, name)
+    if extra:
+        for name in frame.columns:
+            if name not in columns:
+                out[name] = frame[name]
+    return pd.DataFrame(out, index=pd.RangeIndex(n))
+
+
+def _cast(col: pd.Series, dtype: str, name: str) -> pd.Series:
+    col = col.reset_index(drop=True)
+    if dtype == "bool":
+        if col.isna().any():
+            raise ValueError(f"column {name!r} must have no missing values")
+        return col.astype("bool")
+    if dtype == "int64":
+        return col.astype("int64")
+    if dtype == "float64":
+        return pd.to_numeric(col, errors="raise").astype("float64")
+    if dtype == "str":
+        return col.astype("str") if not col.isna().any() else col.astype(pd.StringDtype(na_value=float("nan")))
+    return col.astype(dtype)
+
+
+def empty(columns: dict[str, str]) -> pd.DataFrame:
+    return conform(pd.DataFrame({name: [] for name in columns}), columns)
