@@ -1,0 +1,111 @@
+"""Preset designs: four kinds of realtime pressure, three failure regimes and a leaderboard.
+
+Calibrated (see ``docs/simulate.md``) so that success rates are mostly 10–70 % and about 40 %
+overall: many-decision families get short windows but a miss there is fatal only with some
+probability, as in games where one late move is often recoverable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .design import Design, ModelSpec, TaskTypeSpec
+
+#: the example roster: distinct speed/skill trade-offs
+ROSTER = (
+    ModelSpec("strong-slow", skill=1.3, log_latency=0.55),
+    ModelSpec("strong-fast", skill=1.0, log_latency=-0.2),
+    ModelSpec("balanced", skill=0.4, log_latency=0.0),
+    ModelSpec("weak-fast", skill=-0.5, log_latency=-0.7),
+    ModelSpec("silent-prone", skill=0.7, log_latency=0.15, silence=0.04),
+    ModelSpec("deliberate", skill=0.9, log_latency=0.9),
+)
+
+#: the four pressure families, as task types (seconds)
+HIGH_FREQUENCY = TaskTypeSpec(
+    "high_frequency", difficulty=-3.0, latency_median=0.5, latency_sd=0.4,
+    windows=((0.0, 1.0, 1.0),), n_steps=(8, 12), fatality=0.35, tick=1.0)
+LONG_HORIZON = TaskTypeSpec(
+    "long_horizon", difficulty=-0.6, latency_median=6.0, latency_sd=0.6,
+    windows=((0.0, 15.0, 1.0),), n_steps=(2, 3), fatality=1.0)
+SUDDEN_DISTURBANCE = TaskTypeSpec(
+    "sudden_disturbance", difficulty=-1.9, latency_median=1.2, latency_sd=0.5,
+    windows=((0.0, 8.0, 0.85), (0.0, 1.5, 0.15)), n_steps=(5, 7), fatality=1.0)
+ADVERSARIAL_INTERRUPTION = TaskTypeSpec(
+    "adversarial_interruption", difficulty=-1.4, latency_median=1.6, latency_sd=0.5,
+    windows=((0.6, 6.0, 1.0),), n_steps=(3, 5), fatality=1.0)
+FAMILIES = (HIGH_FREQUENCY, LONG_HORIZON, SUDDEN_DISTURBANCE, ADVERSARIAL_INTERRUPTION)
+
+
+def _leaderboard_roster(n: int = 60, seed: int = 60) -> tuple[ModelSpec, ...]:
+    """Sixty models: skill and slowness correlated (bigger is slower), unbalanced coverage."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.3, 0.8, n)
+    lat = 0.35 * (skill - 0.3) + rng.normal(0.0, 0.35, n)
+    silence = np.where(rng.random(n) < 0.15, rng.uniform(0.01, 0.06, n), 0.0)
+    coverage = np.round(rng.choice([1.0, 1.0, 0.6, 0.3, 0.15], size=n), 2)
+    return tuple(ModelSpec(f"lb-{i:02d}", skill=round(float(skill[i]), 3), log_latency=round(float(lat[i]), 3),
+                           silence=round(float(silence[i]), 3), coverage=float(coverage[i])) for i in range(n))
+
+
+PRESETS: dict[str, Design] = {
+    "high_frequency": Design(
+        "high_frequency", ROSTER[:4],
+        (HIGH_FREQUENCY,
+         TaskTypeSpec("high_frequency_tokens", difficulty=-3.0, latency_median=500, latency_sd=0.4,
+                      windows=((0, 1024, 1.0),), n_steps=(8, 12), fatality=0.35, time_unit="tokens", tick=1024)),
+        clocks=("paused", "wall", "step"),
+        description="many decisions (8-12) with short windows; a token-budget variant under the step clock"),
+    "long_horizon": Design(
+        "long_horizon", ROSTER[:4],
+        (LONG_HORIZON,
+         TaskTypeSpec("long_horizon_tight", difficulty=-0.8, latency_median=6.0, latency_sd=0.6,
+                      windows=((0.0, 10.0, 1.0),), n_steps=2, fatality=1.0, give_up=30.0)),
+        description="few decisions (2-3) with long windows; slow deliberate models pay at the give-up time"),
+    "sudden_disturbance": Design(
+        "sudden_disturbance", ROSTER[:4],
+        (SUDDEN_DISTURBANCE,
+         TaskTypeSpec("sudden_disturbance_rare", difficulty=-1.9, latency_median=1.2, latency_sd=0.5,
+                      windows=((0.0, 8.0, 0.95), (0.0, 1.2, 0.05)), n_steps=(6, 8), fatality=1.0)),
+        description="calm long windows with occasional short ones"),
+    "adversarial_interruption": Design(
+        "adversarial_interruption", ROSTER[:4],
+        (ADVERSARIAL_INTERRUPTION,
+         TaskTypeSpec("adversarial_interruption_late", difficulty=-1.4, latency_median=1.6, latency_sd=0.5,
+                      windows=((1.2, 8.0, 1.0),), n_steps=(2, 4), fatality=1.0)),
+        description="windows open late: answering too early fails"),
+    "timing_dominated": Design(
+        "timing_dominated", ROSTER[:4],
+        (
+            TaskTypeSpec("high_frequency", difficulty=-4.0, latency_median=0.6, latency_sd=0.4,
+                         windows=((0.0, 1.0, 1.0),), n_steps=(8, 12), fatality=0.35),
+            TaskTypeSpec("long_horizon", difficulty=-2.2, latency_median=6.0, latency_sd=0.6,
+                         windows=((0.0, 8.0, 1.0),), n_steps=(2, 3)),
+            TaskTypeSpec("sudden_disturbance", difficulty=-3.0, latency_median=1.2, latency_sd=0.5,
+                         windows=((0.0, 4.0, 0.7), (0.0, 1.2, 0.3)), n_steps=(5, 7)),
+            TaskTypeSpec("adversarial_interruption", difficulty=-2.6, latency_median=1.6, latency_sd=0.5,
+                         windows=((1.0, 3.5, 1.0),), n_steps=(3, 5)),
+        ),
+        description="high skill, tight windows: most failures are timing failures"),
+    "capability_dominated": Design(
+        "capability_dominated", ROSTER[:4],
+        (
+            TaskTypeSpec("high_frequency", difficulty=-2.3, latency_median=0.4, latency_sd=0.35,
+                         windows=((0.0, 1.5, 1.0),), n_steps=(8, 12), fatality=0.35),
+            TaskTypeSpec("long_horizon", difficulty=0.0, latency_median=6.0, latency_sd=0.6,
+                         windows=((0.0, 30.0, 1.0),), n_steps=(2, 3)),
+            TaskTypeSpec("sudden_disturbance", difficulty=-1.3, latency_median=1.0, latency_sd=0.5,
+                         windows=((0.0, 10.0, 0.9), (0.0, 3.0, 0.1)), n_steps=(5, 7)),
+            TaskTypeSpec("adversarial_interruption", difficulty=-0.9, latency_median=1.6, latency_sd=0.5,
+                         windows=((0.2, 10.0, 1.0),), n_steps=(3, 5)),
+        ),
+        description="generous windows, hard content: most failures are capability failures"),
+    "mixed": Design(
+        "mixed", ROSTER, FAMILIES, clocks=("paused", "wall", "step"),
+        interactions={("strong-slow", "long_horizon"): 0.5, ("weak-fast", "high_frequency"): 0.4},
+        description="the example benchmark: six speed/skill trade-offs, the four pressure families, "
+                    "step clock on high_frequency"),
+    "leaderboard60": Design(
+        "leaderboard60", _leaderboard_roster(), FAMILIES, n_tasks=10, seeds_per_task=3,
+        description="60 models with unbalanced episode counts (coverage 15-100 %), as on public leaderboards"),
+}
