@@ -565,3 +565,10 @@ def load_rtlog(paths, progress: bool | None = None, sink: EpisodeSink | None = N
     if bar is not None:
         bar.close()
     return sink.finish()
+
+
+def json_schema() -> dict:
+    """The JSON Schema of an rtlog v1 record, as shipped in the package (for harness authors)."""
+    from importlib.resources import files
+
+    return orjson.loads(files("rtanalysis").joinpath("rtlog-v1.schema.json").read_bytes())

@@ -1,0 +1,116 @@
+"""Loader throughput: a generated rtlog of N decisions (default 1,000,000), loaded on one core.
+
+Prints decisions/s and the peak resident memory of each alternative, side by side with ratios:
+  * rtanalysis.load_rtlog (orjson parse + validation + tidy frames), plain .jsonl and .jsonl.gz
+  * a plain stdlib-json parse of the same lines (parse only: the floor a plain loop starts from)
+  * orjson parse only
+  * many small files vs one file (memory must not grow with the number of files)
+Each measurement runs in a fresh subprocess so peak memory is its own. Target: >= 200,000 decisions/s.
+
+    python benchmarks/bench_load.py [--decisions 1000000] [--steps 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+
+def generate(path: Path, n_decisions: int, steps_per_episode: int, n_files: int = 1, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    n_eps = n_decisions // steps_per_episode
+    path.mkdir(parents=True, exist_ok=True)
+    per_file = -(-n_eps // n_files)
+    eid = 0
+    for f in range(n_files):
+        name = path / f"part{f:04d}.jsonl"
+        with open(name, "wb") as fh:
+            for _ in range(min(per_file, n_eps - eid)):
+                lat = rng.lognormal(-0.5, 0.6, steps_per_episode)
+                t = np.arange(steps_per_episode) * 1.0
+                ok = rng.random(steps_per_episode) < 0.9
+                steps = [{"t_obs": float(t[i]), "t_act": float(t[i] + lat[i]), "window": [0.0, 1.0], "action": "U",
+                          "correct_at_obs": bool(ok[i]), "tokens": 120, "reward": 0.0} for i in range(steps_per_episode)]
+                rec = {"schema": "rtlog/1", "run_id": "bench", "episode_id": f"e{eid}", "model": f"m{eid % 7}",
+                       "task": f"task{eid % 50}", "task_type": "high_frequency", "clock": "wall", "seed": eid % 5,
+                       "success": bool(ok.all()), "conditions": {"load": "M"}, "steps": steps}
+                fh.write(orjson.dumps(rec) + b"\n")
+                eid += 1
+
+
+def _measure(kind: str, path: str) -> dict:
+    t0 = time.perf_counter()
+    if kind == "load_rtlog":
+        from rtanalysis.load import load_rtlog
+
+        res = load_rtlog(path, progress=False)
+        n = len(res.steps)
+    elif kind in ("json_parse", "orjson_parse"):
+        loads = json.loads if kind == "json_parse" else orjson.loads
+        n = 0
+        files = sorted(Path(path).rglob("*.jsonl*")) if Path(path).is_dir() else [Path(path)]
+        for f in files:
+            opener = gzip.open if f.name.endswith(".gz") else open
+            with opener(f, "rb") as fh:
+                for line in fh:
+                    n += len(loads(line)["steps"])
+    dt = time.perf_counter() - t0
+    return {"seconds": dt, "decisions": n, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def run_child(kind: str, path: Path) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True,
+                         env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--decisions", type=int, default=1_000_000)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--child", nargs=2)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(_measure(*a.child)))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        t0 = time.perf_counter()
+        generate(tmp / "one", a.decisions, a.steps)
+        generate(tmp / "many", a.decisions, a.steps, n_files=500)
+        src = tmp / "one" / "part0000.jsonl"
+        gz = tmp / "one.jsonl.gz"
+        with open(src, "rb") as fi, gzip.open(gz, "wb", compresslevel=6) as fo:
+            fo.write(fi.read())
+        print(f"generated {a.decisions:,} decisions ({a.decisions // a.steps:,} episodes), "
+              f"{src.stat().st_size / 2**20:.0f} MiB jsonl, in {time.perf_counter() - t0:.1f} s")
+        rows = [
+            ("rtanalysis.load_rtlog, 1 .jsonl", run_child("load_rtlog", src)),
+            ("rtanalysis.load_rtlog, 1 .jsonl.gz", run_child("load_rtlog", gz)),
+            ("rtanalysis.load_rtlog, 500 files", run_child("load_rtlog", tmp / "many")),
+            ("stdlib json parse only", run_child("json_parse", src)),
+            ("orjson parse only", run_child("orjson_parse", src)),
+        ]
+    base = rows[0][1]["seconds"]
+    print(f"{'alternative':38s} {'seconds':>8s} {'decisions/s':>12s} {'peak MiB':>9s} {'time ratio':>10s}")
+    for name, r in rows:
+        print(f"{name:38s} {r['seconds']:8.2f} {r['decisions'] / r['seconds']:12,.0f} {r['peak_rss_mb']:9.0f} "
+              f"{r['seconds'] / base:10.2f}")
+    rate = base and rows[0][1]["decisions"] / base
+    print(f"target >= 200,000 decisions/s on one core: {'met' if rate >= 200_000 else 'NOT met'} ({rate:,.0f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""``rtanalysis ingest``: logs → episodes/steps parquet, quarantine, counts and metrics tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import orjson
+
+from .load import LoadResult
+
+
+def write_tables(result: LoadResult, out_dir: str | Path) -> list[Path]:
+    """Write ``episodes.parquet``, ``steps.parquet``, ``quarantine.jsonl`` and ``ingest.json``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "episodes.parquet", out / "steps.parquet", out / "quarantine.jsonl", out / "ingest.json"]
+    result.episodes.to_parquet(paths[0], index=False)
+    result.steps.to_parquet(paths[1], index=False)
+    with open(paths[2], "wb") as fh:
+        for row in result.quarantine.itertuples(index=False):
+            fh.write(orjson.dumps({"file": row.file, "line": int(row.line), "field": row.field,
+                                   "reason": row.reason, "raw": row.raw}) + b"\n")
+    paths[3].write_text(json.dumps(result.summary(), indent=2) + "\n")
+    return paths
+
+
+def ingest(paths, out_dir: str | Path, format: str = "auto", progress: bool | None = None, **options):
+    """Load ``paths``, write the tables and the metrics into ``out_dir``; return (result, metrics)."""
+    from . import load
+    from .metrics import compute_all, write_metrics
+
+    result = load(paths, format=format, progress=progress, **options)
+    write_tables(result, out_dir)
+    tables = compute_all(result.episodes, result.steps)
+    write_metrics(tables, out_dir)
+    return result, tables
+
+
+def _format_choices() -> list[str]:
+    try:
+        from .adapters import FORMATS
+    except ModuleNotFoundError:
+        return ["auto", "rtlog"]
+    return ["auto", *FORMATS]
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("ingest", help="load logs into tidy tables, quarantine bad records, compute metrics",
+                       description="Load trajectory logs (files or directories) and write episodes.parquet, "
+                                   "steps.parquet, quarantine.jsonl, ingest.json and metrics_*.csv into --out.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories (searched recursively)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    p.add_argument("--format", default="auto", choices=_format_choices(), help="input format (default: detect)")
+    p.add_argument("--model", default=None, help="model name, for formats whose files do not name it")
+    p.add_argument("--progress", action="store_true", default=None,
+                   help="force a progress bar (default: shown for large inputs)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .cli import CLIError
+
+    options = {}
+    if args.model is not None:
+        options["model"] = args.model
+    try:
+        result, _ = ingest(args.paths, args.out, format=args.format, progress=args.progress, **options)
+    except (FileNotFoundError, ValueError) as e:
+        raise CLIError(str(e)) from e
+    print(f"{result}; tables in {args.out}")
+    if result.n_read == 0:
+        print("rtanalysis ingest: error: no records found in the given paths "
+              "(rtlog files end in .jsonl or .jsonl.gz)", file=sys.stderr)
+        return 1
+    if result.n_accepted == 0:
+        print("rtanalysis ingest: error: no record could be read; see quarantine.jsonl for the reasons",
+              file=sys.stderr)
+        return 1
+    return 0
