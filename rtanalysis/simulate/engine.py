@@ -185,9 +185,12 @@ def median_latency(mu: np.ndarray, sigma: np.ndarray, cell: np.ndarray, n_cells:
                    iters: int = 80) -> np.ndarray:
     """Median of each cell's latent latency distribution (a mixture over its decisions), by bisection."""
     # decisions sharing (cell, mu, sigma) contribute identically: bisect over the distinct ones
-    key = np.stack([cell.astype(float), mu, sigma], axis=1)
-    uniq, inv, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    ucell, umu, usd = uniq[:, 0].astype(np.int64), uniq[:, 1], uniq[:, 2]
+    order = np.lexsort((sigma, mu, cell))
+    c_s, m_s, s_s = cell[order], mu[order], sigma[order]
+    first = np.r_[True, (np.diff(c_s) != 0) | (np.diff(m_s) != 0) | (np.diff(s_s) != 0)]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.r_[starts, len(order)]).astype(float)
+    ucell, umu, usd = c_s[starts], m_s[starts], s_s[starts]
     w = np.bincount(ucell, weights=counts, minlength=n_cells)
     lo = np.full(n_cells, np.inf)
     hi = np.full(n_cells, -np.inf)
@@ -201,7 +204,6 @@ def median_latency(mu: np.ndarray, sigma: np.ndarray, cell: np.ndarray, n_cells:
         below = np.bincount(ucell, weights=f * counts, minlength=n_cells) / np.maximum(w, 1) < 0.5
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    del inv
     return np.exp((lo + hi) / 2)
 
 
