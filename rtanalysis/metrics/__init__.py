@@ -1,0 +1,61 @@
+"""Observed realtime-benchmark metrics: tidy tables from the loader's ``episodes`` and ``steps``.
+
+Every table has one row per group (default model × task_type × clock; ``by=`` any episode
+columns, including condition columns) or per group × level for the long tables, and NaN — never
+a misleading 0 — where a quantity is undefined. Definitions and formulas: docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ._groups import DEFAULT_BY
+from .decomposition import observed_decomposition
+from .intervals import PROPORTION_INTERVALS, beta_posterior, clustered_se, jeffreys, proportion_interval, wilson
+from .latency import latency_ecdf, latency_summary, relative_latency
+from .paired import paired_difference
+from .power import episodes_needed, min_detectable_difference, n_needed_exact, power_difference
+from .stability import failure_hazard, fallback_summary, score_variance
+from .success import success_rates
+from .validity import decision_validity
+
+#: key -> function(episodes, steps, by) for :func:`compute_all`; keys are the stable table names
+METRICS: dict[str, Callable[[pd.DataFrame, pd.DataFrame, object], pd.DataFrame]] = {
+    "success": lambda ep, st, by: success_rates(ep, by),
+    "latency": latency_summary,
+    "latency_ecdf": latency_ecdf,
+    "validity": decision_validity,
+    "hazard": failure_hazard,
+    "fallback": fallback_summary,
+    "score_variance": lambda ep, st, by: score_variance(ep, by),
+    "observed_decomposition": lambda ep, st, by: observed_decomposition(ep, by),
+}
+
+
+def compute_all(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> dict[str, pd.DataFrame]:
+    """Every table of :data:`METRICS` with default options, keyed by its stable name."""
+    return {key: fn(episodes, steps, by) for key, fn in METRICS.items()}
+
+
+def write_metrics(tables: dict[str, pd.DataFrame], out_dir) -> list[Path]:
+    """Write each table as ``out_dir/metrics_<key>.csv`` (created if needed); return the paths in order."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for key, table in tables.items():
+        path = out / f"metrics_{key}.csv"
+        table.to_csv(path, index=False)
+        paths.append(path)
+    return paths
+
+
+__all__ = [
+    "DEFAULT_BY", "METRICS", "PROPORTION_INTERVALS", "beta_posterior", "clustered_se", "compute_all",
+    "decision_validity", "episodes_needed", "failure_hazard", "fallback_summary", "jeffreys", "latency_ecdf",
+    "latency_summary", "min_detectable_difference", "n_needed_exact", "observed_decomposition",
+    "paired_difference", "power_difference", "proportion_interval", "relative_latency", "score_variance",
+    "success_rates", "wilson", "write_metrics",
+]

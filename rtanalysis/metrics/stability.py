@@ -1,0 +1,150 @@
+"""Trajectory stability: hazard of the first failed decision, fallback use, between-episode spread."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._groups import episode_row, group_counts, make_groups, resolve_by, safe_div
+from .intervals import proportion_interval
+
+#: decision outcomes that count as a failed decision
+FAILED_OUTCOMES = ("wrong", "late", "early", "silent")
+
+
+def _first_step(steps: pd.DataFrame, rows: np.ndarray, mask: np.ndarray, n_episodes: int) -> np.ndarray:
+    """Per episode, the smallest ``step`` where ``mask`` holds (a large sentinel when none)."""
+    first = np.full(n_episodes, np.iinfo(np.int64).max, dtype=np.int64)
+    if mask.any():
+        np.minimum.at(first, rows[mask], steps["step"].to_numpy(np.int64)[mask])
+    return first
+
+
+def failure_hazard(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, conf: float = 0.95,
+                   method: str = "wilson") -> pd.DataFrame:
+    """Discrete-time hazard of the first failed decision, by step index, per group.
+
+    hazard(t) = P(first failure at step t | no failure before t) = ``n_failed / n_at_risk``.
+    An episode is at risk at step t when it has a decision t, none of its decisions before t
+    failed (outcome wrong / late / early / silent), and none before or at t is ``unknown``: an
+    unknown outcome might have been a failure, so the episode is censored there (``n_censored``
+    counts episodes leaving the risk set at t for that reason) instead of being assumed to
+    survive. Episodes also leave the risk set when their decisions end. ``survival`` is the
+    Kaplan–Meier product of (1 − hazard) up to and including t. Steps where no episode is at risk
+    are not listed.
+
+    Columns: keys, ``step``, ``n_at_risk``, ``n_failed``, ``n_censored``, ``hazard``, ``lo``,
+    ``hi`` (``method`` interval), ``survival``.
+    """
+    cols = resolve_by(by, episodes)
+    groups = make_groups(episodes, cols)
+    n_ep = len(episodes)
+    rows = episode_row(steps, episodes) if len(steps) else np.zeros(0, dtype=np.int64)
+    outcome = steps["outcome"].to_numpy(dtype=object)
+    first_fail = _first_step(steps, rows, np.isin(outcome, FAILED_OUTCOMES), n_ep)
+    first_unknown = _first_step(steps, rows, outcome == "unknown", n_ep)
+    n_steps = np.bincount(rows, minlength=n_ep)[:n_ep].astype(np.int64)
+    fails = first_fail < np.minimum(first_unknown, n_steps)
+    # last step index each episode is at risk; -1 = never at risk
+    last = np.minimum(np.minimum(first_fail, first_unknown - 1), n_steps - 1)
+    censored = (first_unknown < first_fail) & (first_unknown < n_steps)
+
+    gid = groups.episode_gid
+    horizon = int(last.max(initial=-1)) + 1
+    empty = {k: [] for k in ("step", "n_at_risk", "n_failed", "n_censored", "hazard", "lo", "hi", "survival")}
+    if horizon == 0:
+        return groups.repeat(np.zeros(0, dtype=np.int64), empty)
+    width = horizon + 1  # last step index horizon - 1, plus censoring at step "horizon"
+    leaving = np.zeros((groups.n, width), dtype=np.int64)
+    np.add.at(leaving, (gid[last >= 0], last[last >= 0]), 1)
+    # at risk at t = episodes whose last at-risk step is >= t
+    at_risk = leaving[:, ::-1].cumsum(axis=1)[:, ::-1][:, :horizon]
+    failed = np.zeros((groups.n, width), dtype=np.int64)
+    np.add.at(failed, (gid[fails], first_fail[fails]), 1)
+    cens = np.zeros((groups.n, width), dtype=np.int64)
+    np.add.at(cens, (gid[censored], first_unknown[censored]), 1)
+    failed, cens = failed[:, :horizon], cens[:, :horizon]
+
+    hazard = safe_div(failed, at_risk)
+    survival = np.cumprod(np.where(at_risk > 0, 1 - hazard, 1.0), axis=1)
+    g_idx, t_idx = np.nonzero(at_risk > 0)
+    lo, hi = proportion_interval(failed[g_idx, t_idx], at_risk[g_idx, t_idx], conf, method)
+    return groups.repeat(g_idx, {
+        "step": t_idx.astype(np.int64),
+        "n_at_risk": at_risk[g_idx, t_idx],
+        "n_failed": failed[g_idx, t_idx],
+        "n_censored": cens[g_idx, t_idx],
+        "hazard": hazard[g_idx, t_idx],
+        "lo": lo,
+        "hi": hi,
+        "survival": survival[g_idx, t_idx],
+    })
+
+
+def fallback_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.DataFrame:
+    """Fallback (default action because inference did not finish) use per group.
+
+    Only decisions with a ``fallback`` label count: ``fallback_rate`` = fallbacks / labelled
+    decisions; ``fallback_per_episode`` = mean fallbacks over episodes with at least one labelled
+    decision (``n_episodes_labelled``); ``share_episodes_with_fallback`` over the same episodes.
+    NaN, not 0, when a group has no labelled decision.
+
+    Columns: keys, ``n_episodes``, ``n_decisions``, ``n_labelled``, ``n_fallback``,
+    ``fallback_rate``, ``n_episodes_labelled``, ``fallback_per_episode``,
+    ``share_episodes_with_fallback``.
+    """
+    cols = resolve_by(by, episodes)
+    groups = make_groups(episodes, cols)
+    n_ep = len(episodes)
+    rows = episode_row(steps, episodes) if len(steps) else np.zeros(0, dtype=np.int64)
+    fb = steps["fallback"]
+    labelled = fb.notna().to_numpy(dtype=bool)
+    is_fb = fb.fillna(False).to_numpy(dtype=bool)
+    ep_labelled = np.bincount(rows, weights=labelled.astype(float), minlength=n_ep)[:n_ep] > 0
+    ep_fb = np.bincount(rows, weights=is_fb.astype(float), minlength=n_ep)[:n_ep]
+    gid = groups.episode_gid
+    n_lab_ep = group_counts(gid, groups.n, ep_labelled)
+    sgid = gid[rows] if len(rows) else rows
+    n_labelled = group_counts(sgid, groups.n, labelled)
+    n_fallback = group_counts(sgid, groups.n, is_fb)
+    return groups.frame({
+        "n_episodes": group_counts(gid, groups.n),
+        "n_decisions": group_counts(sgid, groups.n),
+        "n_labelled": n_labelled.astype(np.int64),
+        "n_fallback": n_fallback.astype(np.int64),
+        "fallback_rate": safe_div(n_fallback, n_labelled),
+        "n_episodes_labelled": n_lab_ep.astype(np.int64),
+        "fallback_per_episode": safe_div(group_counts(gid, groups.n, np.where(ep_labelled, ep_fb, 0.0)), n_lab_ep),
+        "share_episodes_with_fallback": safe_div(group_counts(gid, groups.n, ep_labelled & (ep_fb > 0)), n_lab_ep),
+    })
+
+
+def _mean_var(x: np.ndarray, gid: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-group count of non-missing ``x``, mean, and sample variance (ddof = 1; NaN below 2)."""
+    keep = ~np.isnan(x)
+    n = group_counts(gid[keep], n_groups)
+    mean = safe_div(group_counts(gid[keep], n_groups, x[keep]), n)
+    dev2 = (x[keep] - mean[gid[keep]]) ** 2
+    return n, mean, safe_div(group_counts(gid[keep], n_groups, dev2), n - 1)
+
+
+def score_variance(episodes: pd.DataFrame, by=None) -> pd.DataFrame:
+    """Between-episode spread of ``score`` and of success per group (sample variance, ddof = 1).
+
+    Columns: keys, ``n_episodes``, ``n_scored`` (episodes with a score), ``score_mean``,
+    ``score_var``, ``score_sd``, ``success_rate``, ``success_var``. NaN variance below 2 episodes.
+    """
+    cols = resolve_by(by, episodes)
+    groups = make_groups(episodes, cols)
+    gid = groups.episode_gid
+    n_s, m_s, v_s = _mean_var(episodes["score"].to_numpy(dtype=float), gid, groups.n)
+    n_e, m_e, v_e = _mean_var(episodes["success"].to_numpy(dtype=float), gid, groups.n)
+    return groups.frame({
+        "n_episodes": n_e.astype(np.int64),
+        "n_scored": n_s.astype(np.int64),
+        "score_mean": m_s,
+        "score_var": v_s,
+        "score_sd": np.sqrt(v_s),
+        "success_rate": m_e,
+        "success_var": v_e,
+    })
