@@ -18,16 +18,16 @@ ROSTER = (
     ModelSpec("balanced", skill=0.4, log_latency=0.0),
     ModelSpec("weak-fast", skill=-0.5, log_latency=-0.7),
     ModelSpec("silent-prone", skill=0.7, log_latency=0.15, silence=0.04),
-    ModelSpec("deliberate", skill=0.9, log_latency=0.9),
+    ModelSpec("deliberate", skill=0.9, log_latency=0.75),
 )
 
 #: the four pressure families, as task types (seconds)
 HIGH_FREQUENCY = TaskTypeSpec(
     "high_frequency", difficulty=-3.0, latency_median=0.5, latency_sd=0.4,
-    windows=((0.0, 1.0, 1.0),), n_steps=(8, 12), fatality=0.35, tick=1.0)
+    windows=((0.0, 1.0, 1.0),), n_steps=(8, 12), fatality=0.35, tick=1.2)
 LONG_HORIZON = TaskTypeSpec(
     "long_horizon", difficulty=-0.6, latency_median=6.0, latency_sd=0.6,
-    windows=((0.0, 15.0, 1.0),), n_steps=(2, 3), fatality=1.0)
+    windows=((0.0, 15.0, 1.0),), n_steps=(2, 3), fatality=1.0, give_up=30.0)
 SUDDEN_DISTURBANCE = TaskTypeSpec(
     "sudden_disturbance", difficulty=-1.9, latency_median=1.2, latency_sd=0.5,
     windows=((0.0, 8.0, 0.85), (0.0, 1.5, 0.15)), n_steps=(5, 7), fatality=1.0)
