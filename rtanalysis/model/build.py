@@ -1,0 +1,130 @@
+"""The PyMC model: hierarchical capability (logit) × log-normal latency × per-type timing fatality.
+
+All likelihood terms are written on the aggregated tables of :mod:`.data` as potentials (exact for
+the Normal sufficient statistics, the censored counts and the grouped binomials), so sampling cost
+grows with the number of cells, not episodes. Every prior comes from :data:`.priors.PRIORS`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from .data import ModelData
+from .priors import LEAK, PRIORS
+
+LOG_2PI = float(np.log(2 * np.pi))
+#: the main parameters whose convergence decides ``diagnostics_ok``
+MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "fatality", "c0",
+               "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma",
+               "z_model_cap", "z_type_cap", "z_model_type_cap", "z_model_lat", "z_type_lat", "z_model_type_lat",
+               "nu")
+
+
+def _prior(name: str, dims=None, **fill):
+    dist, kwargs, _ = PRIORS[name]
+    kw = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
+    return getattr(pm, dist)(name, **kw, dims=dims)
+
+
+def _data(name, values, dtype):
+    return pm.Data(name, np.asarray(values, dtype=dtype))
+
+
+def latency_params(d: ModelData):
+    """(mu, log_sigma) tensors over the full (unit, model, task_type) grid, inside a model context."""
+    c0 = _prior("c0", dims="unit", center=d.log_ref["center"].to_numpy())
+    s0 = _prior("s0", dims="unit", log_scale=np.log(d.log_ref["scale"].to_numpy()))
+    z_m = pm.ZeroSumNormal("z_model_lat", sigma=1.0, dims="model")
+    z_k = pm.ZeroSumNormal("z_type_lat", sigma=1.0, dims="task_type")
+    z_mk = pm.ZeroSumNormal("z_model_type_lat", sigma=1.0, dims=("model", "task_type"), n_zerosum_axes=2)
+    zs_m = pm.ZeroSumNormal("z_model_sigma", sigma=1.0, dims="model")
+    zs_k = pm.ZeroSumNormal("z_type_sigma", sigma=1.0, dims="task_type")
+    sd_m, sd_k, sd_mk = _prior("sd_model_lat"), _prior("sd_type_lat"), _prior("sd_model_type_lat")
+    sds_m, sds_k = _prior("sd_model_sigma"), _prior("sd_type_sigma")
+    mk = sd_m * z_m[:, None] + sd_k * z_k[None, :] + sd_mk * z_mk
+    mu = c0[:, None, None] + mk[None, :, :]
+    log_sigma = s0[:, None, None] + (sds_m * zs_m[:, None] + sds_k * zs_k[None, :])[None, :, :]
+    return mu, log_sigma
+
+
+def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
+    """The PyMC model for ``d``; ``latency_family`` is ``normal`` (sufficient statistics) or ``t``
+    (Student-t on binned log-latency)."""
+    if latency_family not in ("normal", "t"):
+        raise ValueError(f"latency_family must be 'normal' or 't', got {latency_family!r}")
+    coords = {"model": d.models, "task_type": d.task_types, "unit": d.units}
+    if d.items:
+        coords["item"] = d.items
+    with pm.Model(coords=coords) as model:
+        # ---------------- latency
+        # model/type effects are zero-sum (ZeroSumNormal): the intercepts are then identified, which
+        # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
+        mu_g, ls_g = latency_params(d)
+        L = d.latency
+        cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
+        mu = mu_g[cu, cm, ck]
+        log_sigma = ls_g[cu, cm, ck]
+        sigma = pt.exp(log_sigma)
+        if latency_family == "normal":
+            n, s1, s2 = (_data(f"lat_{c}", L[c], "float64") for c in ("n", "s1", "s2"))
+            pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
+                                               - (s2 - 2 * mu * s1 + n * mu**2) / (2 * sigma**2)))
+        else:
+            nu = _prior("nu")
+            edges = _data("bin_edges", d.bin_edges, "float64")[cu]  # (cell, edges)
+            dist = pm.StudentT.dist(nu=nu, mu=mu[:, None], sigma=sigma[:, None])
+            cdf = pt.exp(pm.logcdf(dist, edges))
+            cdf = pt.concatenate([pt.zeros((cdf.shape[0], 1)), cdf, pt.ones((cdf.shape[0], 1))], axis=1)
+            probs = pt.clip(cdf[:, 1:] - cdf[:, :-1], 1e-12, 1.0)
+            counts = _data("lat_bins", d.binned.to_numpy(), "float64")
+            pm.Potential("latency_obs", pt.sum(counts * pt.log(probs)))
+        if len(d.censored):
+            C = d.censored
+            cell = _data("cens_cell", C["cell"], "int64")
+            log_c = _data("cens_log_close", C["log_close"], "float64")
+            count = _data("cens_count", C["count"], "float64")
+            if latency_family == "normal":
+                cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
+            else:
+                cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
+            pm.Potential("latency_censored", pt.sum(count * pm.logccdf(cdist, log_c)))
+
+        # ---------------- capability
+        a0 = _prior("a0")
+        z_a = pm.ZeroSumNormal("z_model_cap", sigma=1.0, dims="model")
+        z_b = pm.ZeroSumNormal("z_type_cap", sigma=1.0, dims="task_type")
+        z_g = pm.ZeroSumNormal("z_model_type_cap", sigma=1.0, dims=("model", "task_type"), n_zerosum_axes=2)
+        sd_a, sd_b, sd_g = _prior("sd_model_cap"), _prior("sd_type_cap"), _prior("sd_model_type_cap")
+        eta_mk = a0 + sd_a * z_a[:, None] + sd_b * z_b[None, :] + sd_g * z_g
+        if d.items:
+            z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
+            # index -1 (no task id) picks the appended 0: no item effect
+            item_eff = pt.concatenate([_prior("sd_item_cap") * z_d, pt.zeros(1)])
+        else:
+            item_eff = pt.zeros(1)
+        fatality = _prior("fatality", dims="task_type")
+        log1m_f = pt.log1p(-fatality)
+
+        U = d.unlabelled
+        if len(U):
+            m, k, i = (_data(f"unl_{c}", U[c], "int64") for c in ("m", "k", "i"))
+            M, n, y = (_data(f"unl_{c}", U[c], "float64") for c in ("M", "n", "y"))
+            log_p = (-pt.softplus(-(eta_mk[m, k] + item_eff[i]))) + M * log1m_f[k]
+            log_q = pt.log1mexp(pt.minimum(log_p, -1e-12))
+            pm.Potential("success_unlabelled", pt.sum(y * log_p + (n - y) * log_q))
+        CL = d.cap_labelled
+        if len(CL):
+            m, k, i = (_data(f"cap_{c}", CL[c], "int64") for c in ("m", "k", "i"))
+            n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
+            eta = eta_mk[m, k] + item_eff[i]
+            pm.Potential("capable_labelled",
+                         pt.sum(c * (-pt.softplus(-(eta))) + (n - c) * (-pt.softplus(-(-eta)))))
+        TL = d.timing_labelled
+        if len(TL):
+            k = _data("tim_k", TL["k"], "int64")
+            M, n, y = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
+            p = LEAK + (1 - 2 * LEAK) * pt.exp(M * log1m_f[k])
+            pm.Potential("success_labelled_capable", pt.sum(y * pt.log(p) + (n - y) * pt.log1p(-p)))
+    return model

@@ -1,0 +1,317 @@
+"""``fit()``: aggregate, build, sample; and :class:`FitResult`, the posterior with every derived table."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import ModelData, aggregate
+from .derived import QUANTITIES, Deriver, ParamDraws, param_draws, summarise
+
+DECOMPOSITION_COLUMNS = [
+    "model", "task_type", "clock", "n_episodes", "success_rate",
+    "p_success", "p_success_lo", "p_success_hi", "p_capable", "p_capable_lo", "p_capable_hi",
+    "p_timely", "p_timely_lo", "p_timely_hi", "share_timing", "share_timing_lo", "share_timing_hi",
+    "diagnostics_ok",
+]
+COUNTERFACTUAL_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success", "p_success_lo",
+                          "p_success_hi"]
+SAMPLERS = ("nutpie", "pymc")
+
+
+def _as_frames(data):
+    """(episodes, steps) from a LoadResult, a pair of frames, or path(s) to load."""
+    if hasattr(data, "episodes") and hasattr(data, "steps"):
+        return data.episodes, data.steps
+    if isinstance(data, tuple) and len(data) == 2 and all(isinstance(x, pd.DataFrame) for x in data):
+        return data
+    if isinstance(data, (str, os.PathLike, list)):
+        from .. import load
+
+        lr = load(data)
+        return lr.episodes, lr.steps
+    raise TypeError(f"fit() needs a LoadResult, (episodes, steps) frames or path(s); got {type(data).__name__}")
+
+
+def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
+    """sha256 of the episodes and steps frames sorted by their keys (independent of file order)."""
+    h = hashlib.sha256()
+    ekeys = ["run_id", "episode_id"]
+    for frame, keys in ((episodes, ekeys), (steps, ekeys + ["step"])):
+        keys = [k for k in keys if k in frame.columns]
+        f = frame.sort_values(keys).reset_index(drop=True) if keys else frame
+        f = f.drop(columns=[c for c in ("source_file", "source_line") if c in f.columns])
+        h.update(",".join(map(str, f.columns)).encode())
+        h.update(pd.util.hash_pandas_object(f.astype(str), index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool):
+    """Run NUTS; ``nutpie`` (default, compiled with numba) or PyMC's own ``pymc`` sampler."""
+    import pymc as pm
+
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=min(chains, os.cpu_count() or 1),
+                         random_seed=seed, nuts_sampler=sampler, progressbar=progress, model=model,
+                         compute_convergence_checks=False)
+
+
+def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
+        latency_family: str = "auto", progress: bool = True, tune: int | None = None,
+        sampler: str = "nutpie") -> "FitResult":
+    """Fit the hierarchical capability × timing model.
+
+    ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
+    :func:`rtanalysis.load`). ``latency_family``: ``normal`` (log-normal latency, sufficient
+    statistics), ``t`` (Student-t on binned log-latency) or ``auto`` (both, chosen by LOO on the
+    binned likelihood). Same data and seed give identical tables.
+    """
+    from .build import MAIN_PARAMS, build_model
+    from .diagnostics import diagnose
+
+    if latency_family not in ("auto", "normal", "t"):
+        raise ValueError(f"latency_family must be 'auto', 'normal' or 't', got {latency_family!r}")
+    if not 0 < interval < 1:
+        raise ValueError(f"interval must be in (0, 1), got {interval}")
+    episodes, steps = _as_frames(data)
+    d = aggregate(episodes, steps)
+    tune = draws if tune is None else tune
+    families = ("normal", "t") if latency_family == "auto" else (latency_family,)
+    fits = {}
+    t0 = time.time()
+    for fam in families:
+        model = build_model(d, fam)
+        if progress:
+            print(f"compiling model ({fam} latency; first run only, cached afterwards)...", file=sys.stderr)
+        fits[fam] = (model, sample_model(model, draws, tune, chains, seed, sampler, progress))
+    loo = None
+    chosen = families[0]
+    if len(families) > 1:
+        from .loo import compare_families
+
+        loo, chosen = compare_families(d, {f: fits[f][1] for f in families})
+    model, idata = fits[chosen]
+    names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
+    diag, table = diagnose(idata, names)
+    diag["sampling_seconds"] = round(time.time() - t0, 2)
+    res = FitResult(posterior=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
+                    data_hash=data_hash(episodes, steps), latency_family=chosen, draws_n=draws, chains=chains,
+                    tune=tune, sampler=sampler, _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
+    return res
+
+
+@dataclass
+class FitResult:
+    """A fitted model: the posterior, the data it saw, diagnostics, and the derived tables."""
+
+    posterior: object
+    data: ModelData
+    diagnostics: dict
+    seed: int
+    interval: float
+    data_hash: str
+    latency_family: str = "normal"
+    draws_n: int = 0
+    chains: int = 0
+    tune: int = 0
+    sampler: str = "nutpie"
+    _diag_table: pd.DataFrame | None = field(default=None, repr=False)
+    _loo: pd.DataFrame | None = field(default=None, repr=False)
+    _episodes: pd.DataFrame | None = field(default=None, repr=False)
+    _steps: pd.DataFrame | None = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # ---------------------------------------------------------------- internals
+    @property
+    def _params(self) -> ParamDraws:
+        if "params" not in self._cache:
+            self._cache["params"] = param_draws(self.posterior["posterior"], self.data)
+        return self._cache["params"]
+
+    @property
+    def _deriver(self) -> Deriver:
+        if "deriver" not in self._cache:
+            self._cache["deriver"] = Deriver(self.data)
+        return self._cache["deriver"]
+
+    def _draws(self, lam: float = 1.0, swap=None) -> dict[str, np.ndarray]:
+        key = ("draws", lam, tuple(sorted(swap.items())) if swap else None)
+        if key not in self._cache:
+            self._cache[key] = self._deriver.compute(self._params, lam, swap)
+        return self._cache[key]
+
+    def _rows(self) -> pd.DataFrame:
+        return self._deriver.rows.drop(columns=["episodes", "m", "k"])
+
+    # ---------------------------------------------------------------- public tables
+    def diagnostics_table(self) -> pd.DataFrame:
+        """Per-parameter convergence: param, rhat, ess_bulk, ess_tail."""
+        return self._diag_table.copy()
+
+    def decomposition(self, interval: float | None = None) -> pd.DataFrame:
+        """One row per model × task_type × clock: observed success rate, posterior p_success,
+        p_capable, p_timely, share_timing (mean and equal-tailed interval), then decision-level
+        p_on_time/p_early/p_late, fatality and median latency."""
+        interval = self.interval if interval is None else interval
+        out = summarise(self._rows(), self._draws(), QUANTITIES, interval)
+        for q in ("p_timely", "p_timely_lo", "p_timely_hi"):
+            out.loc[out["clock"] == "paused", q] = 1.0
+        for q in ("share_timing", "share_timing_lo", "share_timing_hi"):
+            out.loc[out["clock"] == "paused", q] = 0.0
+        out["diagnostics_ok"] = bool(self.diagnostics["ok"])
+        p = self._params
+        rows = self._deriver.rows
+        out["fatality"] = p.fatality.mean(axis=0)[rows["k"].to_numpy()]
+        unit = [self.data.episodes.loc[e, "u"].mode().iloc[0] for e in rows["episodes"]]
+        out["median_latency"] = [float(np.exp(p.mu[:, u, m, k]).mean()) for u, m, k in
+                                 zip(unit, rows["m"], rows["k"])]
+        out["time_unit"] = [self.data.units[u] for u in unit]
+        extra = [c for c in out.columns if c not in DECOMPOSITION_COLUMNS]
+        return out[DECOMPOSITION_COLUMNS + extra].reset_index(drop=True)
+
+    def counterfactuals(self, lambdas=(0.25, 0.5, 1, 2, 4), as_models: bool = True,
+                        interval: float | None = None) -> pd.DataFrame:
+        """p_success when latencies are scaled by λ (``scale``) or replaced by another model's
+        latency distribution for the same task type (``as:<model>``, λ = 1). Timed rows only."""
+        interval = self.interval if interval is None else interval
+        rows = self._rows()
+        timed = (rows["clock"] != "paused").to_numpy()
+        parts = []
+        for lam in lambdas:
+            s = summarise(rows, {"p_success": self._draws(float(lam))["p_success"]}, ["p_success"], interval)
+            parts.append(s.assign(scenario="scale", **{"lambda": float(lam)})[timed])
+        if as_models:
+            R = self._deriver.rows
+            for j, other in enumerate(self.data.models):
+                dr = self._draws(1.0, {m: j for m in range(len(self.data.models)) if m != j})
+                s = summarise(rows, {"p_success": dr["p_success"]}, ["p_success"], interval)
+                keep = timed & (R["m"].to_numpy() != j)
+                parts.append(s.assign(scenario=f"as:{other}", **{"lambda": 1.0})[keep])
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COUNTERFACTUAL_COLUMNS)
+        return out[COUNTERFACTUAL_COLUMNS].reset_index(drop=True)
+
+    def draws(self, quantity: str = "p_success", lam: float = 1.0) -> pd.DataFrame:
+        """Long frame of posterior draws of a derived quantity: model, task_type, clock, draw, value."""
+        if quantity not in QUANTITIES:
+            raise ValueError(f"unknown quantity {quantity!r}; one of {QUANTITIES}")
+        x = self._draws(float(lam))[quantity]
+        rows = self._rows()[["model", "task_type", "clock"]]
+        S = x.shape[1]
+        out = rows.loc[rows.index.repeat(S)].reset_index(drop=True)
+        out["draw"] = np.tile(np.arange(S), len(rows))
+        out["quantity"] = quantity
+        out["value"] = x.reshape(-1)
+        return out
+
+    def compare(self, quantity: str = "p_success", a: str | None = None, b: str | None = None,
+                by: str = "model", interval: float | None = None) -> pd.DataFrame:
+        """Posterior of ``quantity[a] − quantity[b]`` where ``by`` (``model`` or ``clock``) equals a
+        and b, matched on the other keys; columns: the keys, a, b, diff, diff_lo, diff_hi, p_a_gt_b."""
+        if by not in ("model", "clock", "task_type"):
+            raise ValueError(f"by must be 'model', 'clock' or 'task_type', got {by!r}")
+        interval = self.interval if interval is None else interval
+        x = self._draws()[quantity]
+        rows = self._rows()
+        keys = [k for k in ("model", "task_type", "clock") if k != by]
+        ia = rows.index[rows[by] == a]
+        ib = rows.index[rows[by] == b]
+        if not len(ia) or not len(ib):
+            raise ValueError(f"no rows with {by} = {a!r} and {b!r}; have {sorted(rows[by].unique())}")
+        ma = rows.loc[ia, keys].assign(ia=ia)
+        mb = rows.loc[ib, keys].assign(ib=ib)
+        m = ma.merge(mb, on=keys)
+        al = (1 - interval) / 2
+        diff = x[m["ia"].to_numpy()] - x[m["ib"].to_numpy()]
+        out = m[keys].copy()
+        out["a"], out["b"], out["quantity"] = a, b, quantity
+        out["diff"] = diff.mean(axis=1)
+        out["diff_lo"], out["diff_hi"] = np.quantile(diff, [al, 1 - al], axis=1)
+        out["p_a_gt_b"] = (diff > 0).mean(axis=1)
+        return out.reset_index(drop=True)
+
+    def success_curve(self, lambdas=None, interval: float | None = None) -> pd.DataFrame:
+        """p_success and p_timely (mean/lo/hi) against the latency scale λ (λ = 1: as observed),
+        per model × task_type × timed clock; ``rel_latency`` = median latency / median window close."""
+        interval = self.interval if interval is None else interval
+        lambdas = np.exp(np.linspace(np.log(0.1), np.log(10), 21)) if lambdas is None else lambdas
+        rows = self._rows()
+        timed = (rows["clock"] != "paused").to_numpy()
+        R = self._deriver.rows
+        med = self.decomposition()["median_latency"].to_numpy()
+        closes = []
+        for eps in R["episodes"]:
+            ew = self.data.episode_windows
+            w = ew[ew["ep"].isin(eps)].merge(self.data.windows, on="wid")
+            closes.append(float(np.median(np.repeat(w["close"], w["count"]))) if len(w) else np.nan)
+        parts = []
+        for lam in lambdas:
+            dr = self._draws(float(lam))
+            s = summarise(rows, dr, ["p_success", "p_timely"], interval)
+            s["lambda"] = float(lam)
+            s["rel_latency"] = lam * med / np.asarray(closes)
+            parts.append(s[timed])
+        return pd.concat(parts, ignore_index=True)
+
+    def ppc(self, seed: int | None = None) -> pd.DataFrame:
+        """Posterior predictive check (tidy): per row, observed vs predicted success rate, and per
+        latency cell, observed vs predicted log-latency quantiles (p10/p50/p90)."""
+        from .checks import predictive_check
+
+        return predictive_check(self, self._params, self.seed if seed is None else seed, "posterior")
+
+    def prior_predictive(self, draws: int = 500, seed: int | None = None) -> pd.DataFrame:
+        """Same table as :meth:`ppc`, from draws of the prior."""
+        from .checks import predictive_check, prior_params
+
+        seed = self.seed if seed is None else seed
+        return predictive_check(self, prior_params(self.data, self.latency_family, draws, seed), seed, "prior")
+
+    def frequentist(self) -> pd.DataFrame:
+        """statsmodels cross-check beside the posterior, with a ``disagree`` flag."""
+        from .frequentist import cross_check
+
+        return cross_check(self)
+
+    def loo_compare(self) -> pd.DataFrame | None:
+        """Normal vs Student-t latency comparison (LOO on binned log-latency), if computed."""
+        return None if self._loo is None else self._loo.copy()
+
+    def to_dir(self, out) -> Path:
+        """Write decomposition.csv, counterfactuals.csv, diagnostics.json and posterior.nc."""
+        from .. import __version__
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        self.decomposition().to_csv(out / "decomposition.csv", index=False)
+        self.counterfactuals().to_csv(out / "counterfactuals.csv", index=False)
+        info = {**self.diagnostics, "seed": self.seed, "draws": self.draws_n, "chains": self.chains,
+                "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
+                "interval": self.interval, "rtanalysis_version": __version__, "data_hash": self.data_hash,
+                "data": self.data.summary()}
+        (out / "diagnostics.json").write_text(json.dumps(_jsonable(info), indent=2) + "\n")
+        self.posterior.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+        return out
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if not np.isfinite(x) else float(x)
+    return x
