@@ -89,7 +89,7 @@ def write_jsonl_gz(records: list[dict], path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     inner = path.name[:-3] if path.name.endswith(".gz") else path.name
-    with open(path, "wb") as raw, gzip.GzipFile(filename=inner, mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+    with open(path, "wb") as raw, gzip.GzipFile(filename=inner, mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
         for rec in records:
             gz.write(orjson.dumps(rec))
             gz.write(b"\n")

@@ -84,7 +84,7 @@ PRESETS: dict[str, Design] = {
             TaskTypeSpec("sudden_disturbance", difficulty=-3.0, latency_median=1.2, latency_sd=0.5,
                          windows=((0.0, 4.0, 0.7), (0.0, 1.2, 0.3)), n_steps=(5, 7)),
             TaskTypeSpec("adversarial_interruption", difficulty=-2.6, latency_median=1.6, latency_sd=0.5,
-                         windows=((1.0, 3.5, 1.0),), n_steps=(3, 5)),
+                         windows=((0.5, 3.5, 1.0),), n_steps=(3, 5)),
         ),
         description="high skill, tight windows: most failures are timing failures"),
     "capability_dominated": Design(
