@@ -1,0 +1,123 @@
+"""Readers for other harnesses' logs, all feeding one :class:`~rtanalysis.load.EpisodeSink`.
+
+Every format turns its files into rtlog v1 episode dicts, so validation, quarantine, the tidy
+tables and the reconciled counts (``n_read = n_accepted + n_quarantined``, per file) are those of
+the rtlog loader. Usage::
+
+    import rtanalysis
+    res = rtanalysis.load("runs/freeway_H_8192_agile_4096_20250101_120000", model="deepseek-r1")
+    res = rtanalysis.load(["a.jsonl", "slots.csv"])              # formats detected, one result
+    res = rtanalysis.load(df, format="table", mapping={...})     # any table
+
+:data:`FORMATS` is the registry: name → reader, detector and the options the reader takes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..load import EpisodeSink, LoadResult, find_log_files, load_rtlog
+from . import inspect_logs, realtimegym, response_slots, table
+
+
+@dataclass(frozen=True)
+class Format:
+    """One log format: ``read(paths, sink, **options)`` adds its episodes to ``sink``."""
+
+    read: Callable
+    detect: Callable[[Path], bool] | None
+    description: str
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        params = list(inspect.signature(self.read).parameters.values())[2:]
+        return tuple(p.name for p in params)
+
+
+def _read_rtlog(paths, sink: EpisodeSink, progress: bool | None = None) -> None:
+    load_rtlog(paths, progress=progress, sink=sink)
+
+
+def _is_rtlog(path: Path) -> bool:
+    if path.is_dir():
+        return bool(find_log_files([path]))
+    return path.name.endswith((".jsonl", ".jsonl.gz")) and not response_slots.looks_like_slot_table(path)
+
+
+FORMATS: dict[str, Format] = {
+    "rtlog": Format(_read_rtlog, _is_rtlog, "rtlog v1 JSON Lines (.jsonl, .jsonl.gz) or folders of them"),
+    "realtimegym": Format(realtimegym.read_run_dirs, realtimegym.holds_run_dirs,
+                          "RealtimeGym run directories (args.log + <repeat>_<seed>.csv), or a folder of them"),
+    "realtimegym-json": Format(realtimegym.read_published_json, realtimegym.looks_like_published,
+                               "published RealtimeGym runs: {game}_{load}_{budget}_{seed}_{agent}.json"),
+    "response-slots": Format(response_slots.read_slot_tables, response_slots.looks_like_slot_table,
+                             "response-slot tables (CSV/JSONL: model, stream_id, slot_id, trigger_s, ...)"),
+    "inspect": Format(inspect_logs.read_inspect_logs, inspect_logs.looks_like_inspect_log,
+                      "inspect-ai evaluation logs (.eval/.json or a log directory); needs rtanalysis[inspect]"),
+    "table": Format(table.read_tables, None, "any table (DataFrame, CSV, Parquet) with a column mapping"),
+}
+#: the order detection tries (the most specific first); ``table`` needs a mapping so is never guessed
+DETECT_ORDER = ("realtimegym", "realtimegym-json", "inspect", "response-slots", "rtlog")
+
+
+def known_formats() -> str:
+    return ", ".join(FORMATS)
+
+
+def detect_format(path) -> str:
+    """The format of ``path`` (a file or a directory), recognised from its names and contents.
+
+    Raises ``FileNotFoundError`` for a missing path and ``ValueError`` when nothing fits.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such file or directory: {p}")
+    for name in DETECT_ORDER:
+        if FORMATS[name].detect(p):
+            return name
+    hint = " (any table needs format='table' and a mapping)" if p.suffix in (".csv", ".parquet", ".jsonl") else ""
+    raise ValueError(f"{p}: cannot tell its log format{hint}; pass format= one of: {known_formats()}")
+
+
+def load(paths, format: str = "auto", **options) -> LoadResult:
+    """Load logs of any supported format into the tidy ``episodes``/``steps``/``quarantine`` tables.
+
+    ``paths``: a path, a list of paths (formats may be mixed; everything shares one sink, so the
+    result holds them all), or a DataFrame (with ``format='table'``). ``format``: ``"auto"``
+    (detected per path) or a name in :data:`FORMATS`. ``options`` go to the readers that take them
+    (``model``, ``success_rule``, ``mapping``, ...); an option no reader in the call takes is an error.
+    """
+    if format != "auto" and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; known formats: {known_formats()}")
+    if isinstance(paths, (str, os.PathLike, pd.DataFrame)):
+        paths = [paths]
+    groups: dict[str, list] = {}
+    for p in paths:
+        if isinstance(p, pd.DataFrame):
+            name = "table" if format in ("auto", "table") else format
+            if name != "table":
+                raise ValueError(f"a DataFrame can only be read with format='table', not {format!r}")
+        else:
+            name = detect_format(p) if format == "auto" else format
+        groups.setdefault(name, []).append(p)
+    used = set()
+    for name in groups:
+        used.update(FORMATS[name].options)
+    unknown = sorted(set(options) - used)
+    if unknown:
+        accepted = "; ".join(f"{n}: {', '.join(FORMATS[n].options) or '(none)'}" for n in groups)
+        raise TypeError(f"option(s) {', '.join(unknown)} not taken by the format(s) read here ({accepted})")
+    sink = EpisodeSink()
+    for name, items in groups.items():
+        fmt = FORMATS[name]
+        fmt.read(items, sink, **{k: v for k, v in options.items() if k in fmt.options})
+    return sink.finish()
+
+
+__all__ = ["FORMATS", "Format", "detect_format", "load", "known_formats"]

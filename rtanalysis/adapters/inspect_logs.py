@@ -1,0 +1,186 @@
+"""inspect-ai evaluation logs → rtlog episodes (optional extra: ``pip install rtanalysis[inspect]``).
+
+Samples are read through ``inspect_ai.analysis.samples_df``; one sample (per epoch) = one episode:
+``run_id`` = the eval's id, ``episode_id`` = ``<sample id>#<epoch>``, ``model`` from the eval,
+``task_type`` = task name, ``task`` = ``<task>/<sample id>``, seconds. Clock ``wall`` when the eval
+set a time or working limit; with neither, nothing could be late, so the clock is ``paused``
+(timing cannot fail and a failed sample is a capability failure).
+
+Each episode gets one decision at ``t_obs = 0``: latency = ``working_time`` (``total_time`` is kept
+in ``meta``), window ``[0, limit]`` where the eval configured a working (else time) limit. A sample
+stopped by a ``time`` or ``working`` limit gave no answer in time: the decision is **no action**
+(silent), a timing failure. Otherwise ``correct_at_obs`` = ``success``: the sample finished inside
+its limits, so a wrong answer is a content (capability) failure. Samples stopped by other limits
+(tokens, messages, cost) keep their latency; the limit is in ``meta.limit``.
+
+``success`` comes from the score column ``score_<scorer>``: inspect's ``C``/``I`` (and 1/0,
+true/false) directly; any other value (partial credit, numbers) needs ``success_rule`` (a threshold
+or a function of the numeric value; ``P`` counts 0.5, ``N`` 0). A sample that errored has no
+verdict and is quarantined with its error.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..load import EpisodeSink, RecordError
+from ._common import SuccessRule, is_missing, make_success_rule, to_float
+
+TIMING_LIMITS = ("time", "working")
+LETTER_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+BINARY = {"C": True, "I": False, "1": True, "0": False, "1.0": True, "0.0": False, "true": True, "false": False}
+
+
+def _require_inspect():
+    try:
+        from inspect_ai.analysis import EvalConfiguration, EvalInfo, EvalModel, EvalTask, SampleSummary, samples_df
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("reading inspect-ai logs needs the optional extra: pip install 'rtanalysis[inspect]' "
+                          f"({e})") from None
+    return samples_df, SampleSummary + EvalInfo + EvalModel + EvalTask + EvalConfiguration
+
+
+def _log_files(paths) -> list[str]:
+    out = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(str(q) for q in sorted(p.rglob("*")) if q.is_file() and looks_like_inspect_log(q))
+        elif p.exists():
+            out.append(str(p))
+        else:
+            raise FileNotFoundError(f"no such file or directory: {p}")
+    return out
+
+
+def read_inspect_logs(paths, sink: EpisodeSink, success_rule: SuccessRule | None = None,
+                      scorer: str | None = None) -> None:
+    """Read inspect-ai logs (``.eval``/``.json`` files or log directories) into ``sink``.
+
+    ``scorer``: which ``score_<scorer>`` column decides success when a log has several.
+    ``success_rule``: for non-binary scores (threshold on the numeric value, or a function of it).
+    """
+    samples_df, columns = _require_inspect()
+    files = _log_files(paths)
+    for f in files:
+        sink.open_file(f)
+    if not files:
+        return
+    df = samples_df(files, columns=columns, strict=True, quiet=True)
+    rule = make_success_rule(success_rule) if success_rule is not None else None
+    score_cols = [c for c in df.columns if c.startswith("score_")]
+    if scorer is not None:
+        col = f"score_{scorer}"
+        if col not in df.columns:
+            raise ValueError(f"no scorer {scorer!r} in the logs; scorers: {', '.join(c[6:] for c in score_cols) or 'none'}")
+    elif len(score_cols) == 1:
+        col = score_cols[0]
+    elif not score_cols:
+        col = None
+    else:
+        raise ValueError(f"the logs have several scorers ({', '.join(c[6:] for c in score_cols)}); pass scorer='NAME' "
+                         "(CLI: --scorer NAME)")
+    rows = df.to_dict("records")
+    position: dict[str, int] = {}
+    for row in rows:
+        log = str(row["log"])
+        line = position[log] = position.get(log, 0) + 1
+        display = _display(log, files)
+        try:
+            rec = _episode(row, col, rule)
+        except RecordError as e:
+            sink.reject(display, line, e.field, e.reason, {k: row.get(k) for k in ("eval_id", "id", "epoch")})
+            continue
+        sink.add(rec, display, line)
+
+
+def _display(log: str, files: list[str]) -> str:
+    for f in files:
+        if Path(f).resolve() == Path(log.removeprefix("file://")).resolve():
+            return f
+    return log
+
+
+def _success(value, col: str, rule) -> tuple[bool, float | None]:
+    text = str(value).strip()
+    numeric = LETTER_VALUES.get(text)
+    if numeric is None:
+        try:
+            numeric = float(text)
+        except ValueError:
+            raise RecordError(col, f"score {text[:40]!r} is neither C/I/P/N nor a number") from None
+    if rule is not None:
+        return rule(numeric), numeric
+    if text in BINARY or text.lower() in BINARY:
+        return BINARY.get(text, BINARY.get(text.lower())), numeric
+    raise RecordError(col, f"non-binary score {text!r}: pass success_rule (a threshold or a function of the value)")
+
+
+def _limit(row) -> float | None:
+    for key in ("working_limit", "time_limit"):
+        v = row.get(key)
+        if not is_missing(v):
+            x = float(v)
+            if math.isfinite(x) and x > 0:
+                return x
+    return None
+
+
+def _episode(row: dict, col: str | None, rule) -> dict:
+    if not is_missing(row.get("error")):
+        raise RecordError("error", f"the sample errored: {str(row['error'])[:200]}")
+    if col is None:
+        raise RecordError("score", "the log has no scorer, so no verdict")
+    value = row.get(col)
+    if is_missing(value):
+        raise RecordError(col, "the sample has no score")
+    success, numeric = _success(value, col, rule)
+    working = to_float(row.get("working_time"), "working_time")
+    limit = None if is_missing(row.get("limit")) else str(row["limit"])
+    step = {"t_obs": 0.0}
+    window = _limit(row)
+    if window is not None:
+        step["window"] = [0.0, window]
+    if limit in TIMING_LIMITS:
+        step["t_act"] = None
+    elif working is not None:
+        step["latency"] = working
+        step["correct_at_obs"] = bool(success)
+    else:
+        raise RecordError("working_time", "missing: the sample's latency is unknown")
+    task = str(row["task_name"])
+    sample = str(row["id"])
+    return {
+        "schema": "rtlog/1",
+        "run_id": str(row["eval_id"]),
+        "episode_id": f"{sample}#{int(row['epoch'])}",
+        "model": str(row["model"]),
+        "task": f"{task}/{sample}",
+        "task_type": task,
+        "clock": "wall" if window is not None else "paused",
+        "time_unit": "s",
+        "success": bool(success),
+        "score": numeric,
+        "steps": [step],
+        "meta": {"source": "inspect", "limit": limit, "limit_reason": None if is_missing(row.get("limit_reason"))
+                 else str(row["limit_reason"]), "total_time": to_float(row.get("total_time"), "total_time"),
+                 "working_time": working, "total_tokens": None if is_missing(row.get("total_tokens"))
+                 else int(row["total_tokens"]), "log": str(row["log"])},
+    }
+
+
+def looks_like_inspect_log(path: Path) -> bool:
+    """An ``.eval`` file, a directory holding some, or a JSON log that opens with inspect's header."""
+    if path.is_dir():
+        return next(path.rglob("*.eval"), None) is not None
+    if path.suffix == ".eval":
+        return True
+    if path.suffix == ".json" and path.is_file():
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        return head.lstrip().startswith(b"{") and b'"eval"' in head and b'"version"' in head
+    return False
+
+
+__all__ = ["read_inspect_logs", "looks_like_inspect_log"]
