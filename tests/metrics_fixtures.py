@@ -1,0 +1,24 @@
+"""Small hand-made rtlog fixtures for the metrics tests (tests/fixtures/metrics/)."""
+
+from pathlib import Path
+
+from rtanalysis.load import load_rtlog
+
+FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
+
+
+def load_fixture(name: str = "basic.jsonl"):
+    """Load one fixture file; it must load without quarantine."""
+    result = load_rtlog(FIXTURES / name)
+    assert result.n_quarantined == 0, result.quarantine
+    return result
+
+
+def row(frame, **keys):
+    """The single row of ``frame`` matching ``keys`` (as a Series)."""
+    mask = True
+    for k, v in keys.items():
+        mask = mask & (frame[k] == v)
+    sub = frame[mask]
+    assert len(sub) == 1, f"{len(sub)} rows match {keys}"
+    return sub.iloc[0]
