@@ -124,6 +124,9 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
         assert a == b, name
         if name != "design":
             assert a != c, name
+    meta = orjson.loads(paths[0]["design"].read_bytes())
+    assert simulate(Design.from_dict(meta["design"]), seed=meta["seed"]).records == simulate(
+        "mixed", seed=5, tasks=3, seeds=2).records
     with gzip.open(paths[0]["episodes"]) as fh:
         first = orjson.loads(fh.readline())
     assert list(first)[:4] == ["schema", "run_id", "episode_id", "model"]
@@ -132,6 +135,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_generates_and_loads(name, tmp_path):
     sim = simulate(name, seed=2)
+    assert Design.from_dict(sim.design.to_dict()) == sim.design
     loaded = load_rtlog(sim.write(tmp_path)["episodes"])
     assert loaded.n_quarantined == 0
     assert loaded.n_accepted == len(sim.records) == sim.truth.groupby("clock")["n_episodes"].sum().sum() + (

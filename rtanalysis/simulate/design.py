@@ -120,6 +120,21 @@ class Design:
         d["interactions"] = [[m, k, v] for (m, k), v in sorted(self.interactions.items())]
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Design":
+        """Inverse of :meth:`to_dict` (e.g. the ``design`` of a written ``design.json``)."""
+        d = dict(d)
+        d["models"] = tuple(ModelSpec(**m) for m in d["models"])
+        d["task_types"] = tuple(
+            TaskTypeSpec(**{**t, "windows": tuple(tuple(w) for w in t["windows"]),
+                            "n_steps": t["n_steps"] if isinstance(t["n_steps"], int) else tuple(t["n_steps"])})
+            for t in d["task_types"])
+        d["interactions"] = {(m, k): v for m, k, v in d.get("interactions", [])}
+        for name in ("clocks", "fallback_clocks"):
+            if name in d:
+                d[name] = tuple(d[name])
+        return cls(**d)
+
     def timed_clocks(self, tt: TaskTypeSpec) -> tuple[str, ...]:
         return tuple(c for c in self.clocks_for(tt) if c in schema.TIMED_CLOCKS)
 
