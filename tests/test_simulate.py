@@ -13,6 +13,9 @@ import pytest
 from rtanalysis.load import load_rtlog
 from rtanalysis.simulate import PRESETS, Design, ModelSpec, TaskTypeSpec, add_cli, simulate
 
+#: one xdist worker runs the whole file, so the module-scoped large simulation is built once
+pytestmark = pytest.mark.xdist_group("simulate")
+
 Z = 4.0  # tolerance in binomial standard errors
 
 #: a small design exercising every mechanism: late-opening and mixed windows, token units under the
