@@ -22,3 +22,18 @@ def row(frame, **keys):
     sub = frame[mask]
     assert len(sub) == 1, f"{len(sub)} rows match {keys}"
     return sub.iloc[0]
+
+
+def episode_frame(frame):
+    """An episodes frame with the schema's columns from a partial one (counts and lines set to 0)."""
+    import pandas as pd
+
+    from rtanalysis import schema
+
+    frame = pd.DataFrame(frame)
+    for col in ("n_steps", "n_fallback", "source_line"):
+        if col not in frame:
+            frame[col] = 0
+    if "failure_type" not in frame:
+        frame["failure_type"] = ["none" if s else "unknown" for s in frame["success"]]
+    return schema.conform(frame, schema.EPISODE_COLUMNS)

@@ -1,0 +1,50 @@
+"""compute_all / write_metrics: stable keys, empty input, custom grouping, reproducible files."""
+
+import pandas as pd
+import pytest
+
+from rtanalysis import schema
+from rtanalysis.metrics import compute_all, write_metrics
+from tests.metrics_fixtures import load_fixture
+
+KEYS = ["success", "latency", "latency_ecdf", "validity", "hazard", "fallback", "score_variance",
+        "observed_decomposition"]
+
+
+def test_keys_and_default_grouping():
+    res = load_fixture()
+    tables = compute_all(res.episodes, res.steps)
+    assert list(tables) == KEYS
+    for key, table in tables.items():
+        assert list(table.columns[:3]) == ["model", "task_type", "clock"], key
+        assert len(table) > 0, key
+
+
+def test_condition_grouping():
+    res = load_fixture()
+    tables = compute_all(res.episodes, res.steps, by=["model", "load"])
+    assert list(tables["validity"].columns[:2]) == ["model", "load"]
+    assert list(tables["latency"].columns[:3]) == ["model", "load", "time_unit"]
+    h = tables["success"]
+    assert h.loc[(h["model"] == "mA") & (h["load"] == "L"), "n"].item() == 3
+
+
+def test_empty_input_gives_empty_tables_with_columns():
+    tables = compute_all(schema.empty(schema.EPISODE_COLUMNS), schema.empty(schema.STEP_COLUMNS))
+    assert list(tables) == KEYS
+    for key, table in tables.items():
+        assert len(table) == 0, key
+        assert "model" in table.columns, key
+
+
+def test_write_metrics_is_reproducible(tmp_path):
+    res = load_fixture()
+    paths = write_metrics(compute_all(res.episodes, res.steps), tmp_path / "out")
+    assert [p.name for p in paths] == [f"metrics_{k}.csv" for k in KEYS]
+    again = write_metrics(compute_all(res.episodes, res.steps), tmp_path / "again")
+    for p, q in zip(paths, again):
+        assert p.read_bytes() == q.read_bytes()
+    success = pd.read_csv(paths[0])
+    assert success.loc[success["model"] == "mB", "successes"].item() == 1
+    with pytest.raises(ValueError, match="no episode column"):
+        compute_all(res.episodes, res.steps, by=["nope"])
