@@ -14,6 +14,7 @@ from typing import Callable
 from pathlib import Path
 
 import orjson
+import pandas as pd
 
 from ..load import RecordError
 
@@ -32,8 +33,8 @@ def is_missing(v) -> bool:
     if isinstance(v, str):
         return not v.strip()
     try:
-        return bool(v != v)  # NaN and pandas NA
-    except (TypeError, ValueError):
+        return bool(pd.isna(v))  # NaN, NaT and pandas NA
+    except (TypeError, ValueError):  # containers
         return False
 
 

@@ -70,17 +70,8 @@ def read_inspect_logs(paths, sink: EpisodeSink, success_rule: SuccessRule | None
     df = samples_df(files, columns=columns, strict=True, quiet=True)
     rule = make_success_rule(success_rule) if success_rule is not None else None
     score_cols = [c for c in df.columns if c.startswith("score_")]
-    if scorer is not None:
-        col = f"score_{scorer}"
-        if col not in df.columns:
-            raise ValueError(f"no scorer {scorer!r} in the logs; scorers: {', '.join(c[6:] for c in score_cols) or 'none'}")
-    elif len(score_cols) == 1:
-        col = score_cols[0]
-    elif not score_cols:
-        col = None
-    else:
-        raise ValueError(f"the logs have several scorers ({', '.join(c[6:] for c in score_cols)}); pass scorer='NAME' "
-                         "(CLI: --scorer NAME)")
+    if scorer is not None and f"score_{scorer}" not in score_cols:
+        raise ValueError(f"no scorer {scorer!r} in the logs; scorers: {', '.join(c[6:] for c in score_cols) or 'none'}")
     rows = df.to_dict("records")
     position: dict[str, int] = {}
     for row in rows:
@@ -88,11 +79,22 @@ def read_inspect_logs(paths, sink: EpisodeSink, success_rule: SuccessRule | None
         line = position[log] = position.get(log, 0) + 1
         display = _display(log, files)
         try:
-            rec = _episode(row, col, rule)
+            rec = _episode(row, _score_column(row, score_cols, scorer), rule)
         except RecordError as e:
             sink.reject(display, line, e.field, e.reason, {k: row.get(k) for k in ("eval_id", "id", "epoch")})
             continue
         sink.add(rec, display, line)
+
+
+def _score_column(row: dict, score_cols: list[str], scorer: str | None) -> str:
+    """The score column that decides this sample: ``scorer``'s, else the only one it has."""
+    if scorer is not None:
+        return f"score_{scorer}"
+    present = [c for c in score_cols if not is_missing(row.get(c))]
+    if len(present) > 1:
+        raise RecordError("score", f"the sample has several scores ({', '.join(c[6:] for c in present)}); "
+                                   "pass scorer='NAME' (CLI: --scorer NAME)")
+    return present[0] if present else "score"
 
 
 def _display(log: str, files: list[str]) -> str:
@@ -127,11 +129,9 @@ def _limit(row) -> float | None:
     return None
 
 
-def _episode(row: dict, col: str | None, rule) -> dict:
+def _episode(row: dict, col: str, rule) -> dict:
     if not is_missing(row.get("error")):
         raise RecordError("error", f"the sample errored: {str(row['error'])[:200]}")
-    if col is None:
-        raise RecordError("score", "the log has no scorer, so no verdict")
     value = row.get(col)
     if is_missing(value):
         raise RecordError(col, "the sample has no score")
