@@ -62,6 +62,8 @@ FORMATS: dict[str, Format] = {
                       "inspect-ai evaluation logs (.eval/.json or a log directory); needs rtanalysis[inspect]"),
     "table": Format(table.read_tables, None, "any table (DataFrame, CSV, Parquet) with a column mapping"),
 }
+#: options any call may pass (the CLI always does); readers that do not take them ignore them
+COSMETIC_OPTIONS = ("progress",)
 #: the order detection tries (the most specific first); ``table`` needs a mapping so is never guessed
 DETECT_ORDER = ("realtimegym", "realtimegym-json", "inspect", "response-slots", "rtlog")
 
@@ -81,6 +83,8 @@ def detect_format(path) -> str:
     for name in DETECT_ORDER:
         if FORMATS[name].detect(p):
             return name
+    if p.is_dir():
+        return "rtlog"  # nothing recognisable: the rtlog loader reports zero records, as it always has
     hint = " (any table needs format='table' and a mapping)" if p.suffix in (".csv", ".parquet", ".jsonl") else ""
     raise ValueError(f"{p}: cannot tell its log format{hint}; pass format= one of: {known_formats()}")
 
@@ -106,13 +110,13 @@ def load(paths, format: str = "auto", **options) -> LoadResult:
         else:
             name = detect_format(p) if format == "auto" else format
         groups.setdefault(name, []).append(p)
-    used = set()
+    used = set(COSMETIC_OPTIONS)
     for name in groups:
         used.update(FORMATS[name].options)
     unknown = sorted(set(options) - used)
     if unknown:
         accepted = "; ".join(f"{n}: {', '.join(FORMATS[n].options) or '(none)'}" for n in groups)
-        raise TypeError(f"option(s) {', '.join(unknown)} not taken by the format(s) read here ({accepted})")
+        raise ValueError(f"option(s) {', '.join(unknown)} not taken by the format(s) read here ({accepted})")
     sink = EpisodeSink()
     for name, items in groups.items():
         fmt = FORMATS[name]
