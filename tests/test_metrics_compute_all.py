@@ -48,3 +48,13 @@ def test_write_metrics_is_reproducible(tmp_path):
     assert success.loc[success["model"] == "mB", "successes"].item() == 1
     with pytest.raises(ValueError, match="no episode column"):
         compute_all(res.episodes, res.steps, by=["nope"])
+
+
+def test_subset_of_episodes_with_all_steps():
+    res = load_fixture()
+    ma = res.episodes[res.episodes["model"] == "mA"]
+    sub = compute_all(ma, res.steps)
+    full = compute_all(res.episodes, res.steps)
+    for key in KEYS:
+        expected = full[key][full[key]["model"] == "mA"].reset_index(drop=True)
+        pd.testing.assert_frame_equal(sub[key], expected, check_dtype=False)

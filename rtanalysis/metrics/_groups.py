@@ -72,10 +72,25 @@ def make_groups(episodes: pd.DataFrame, cols: list[str]) -> Groups:
     return Groups(cols, keys, gid)
 
 
+def steps_of(steps: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
+    """The decisions of the given episodes: a caller may pass a subset of episodes with all steps."""
+    if not len(steps):
+        return steps
+    keep = _episode_index(episodes).get_indexer(_step_index(steps)) >= 0
+    return steps if keep.all() else steps[keep].reset_index(drop=True)
+
+
+def _episode_index(episodes: pd.DataFrame) -> pd.MultiIndex:
+    return pd.MultiIndex.from_arrays([episodes["run_id"].astype(str), episodes["episode_id"].astype(str)])
+
+
+def _step_index(steps: pd.DataFrame) -> pd.MultiIndex:
+    return pd.MultiIndex.from_arrays([steps["run_id"].astype(str), steps["episode_id"].astype(str)])
+
+
 def episode_row(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
     """Row of ``episodes`` that owns each decision; a decision without its episode is an error."""
-    index = pd.MultiIndex.from_arrays([episodes["run_id"].astype(str), episodes["episode_id"].astype(str)])
-    rows = index.get_indexer(pd.MultiIndex.from_arrays([steps["run_id"].astype(str), steps["episode_id"].astype(str)]))
+    rows = _episode_index(episodes).get_indexer(_step_index(steps))
     if (rows < 0).any():
         i = int(np.flatnonzero(rows < 0)[0])
         raise ValueError(

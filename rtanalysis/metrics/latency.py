@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._groups import group_counts, make_groups, resolve_by, safe_div
+from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
 
@@ -40,6 +40,7 @@ def latency_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.
     (ddof = 1), ``p50``, ``p90``, ``p99``, ``max``, then ``n_windowed`` (acted with a window) and
     ``rel_p50``/``rel_p90``/``rel_p99`` of relative latency. NaN where no decision acted.
     """
+    steps = steps_of(steps, episodes)
     cols = resolve_by(by, episodes, extra=("time_unit",))
     groups = make_groups(episodes, cols)
     gid = groups.step_gid(steps, episodes)
@@ -73,6 +74,7 @@ def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.Dat
     one (ties share the top value), ``latency_rel`` and ``ecdf_rel`` (the same over decisions
     with a relative latency; NaN elsewhere). Rows sorted by group then latency.
     """
+    steps = steps_of(steps, episodes)
     cols = resolve_by(by, episodes, extra=("time_unit",))
     groups = make_groups(episodes, cols)
     gid = groups.step_gid(steps, episodes)

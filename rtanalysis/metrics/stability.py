@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._groups import episode_row, group_counts, make_groups, resolve_by, safe_div
+from ._groups import episode_row, group_counts, make_groups, resolve_by, safe_div, steps_of
 from .intervals import proportion_interval
 
 #: decision outcomes that count as a failed decision
@@ -36,6 +36,7 @@ def failure_hazard(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, conf: f
     Columns: keys, ``step``, ``n_at_risk``, ``n_failed``, ``n_censored``, ``hazard``, ``lo``,
     ``hi`` (``method`` interval), ``survival``.
     """
+    steps = steps_of(steps, episodes)
     cols = resolve_by(by, episodes)
     groups = make_groups(episodes, cols)
     n_ep = len(episodes)
@@ -93,6 +94,7 @@ def fallback_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd
     ``fallback_rate``, ``n_episodes_labelled``, ``fallback_per_episode``,
     ``share_episodes_with_fallback``.
     """
+    steps = steps_of(steps, episodes)
     cols = resolve_by(by, episodes)
     groups = make_groups(episodes, cols)
     n_ep = len(episodes)

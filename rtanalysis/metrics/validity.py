@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import OUTCOMES
-from ._groups import group_counts, make_groups, resolve_by, safe_div
+from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
 from .intervals import proportion_interval
 
 #: measure -> (outcomes counted, denominator) for content-correct decisions of known timing
@@ -36,6 +36,7 @@ def decision_validity(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, conf
     Columns: keys, ``measure``, ``count``, ``n`` (denominator size), ``share``, ``lo``, ``hi``
     (``method`` interval at ``conf``), ``denominator`` (what ``n`` counts).
     """
+    steps = steps_of(steps, episodes)
     cols = resolve_by(by, episodes)
     groups = make_groups(episodes, cols)
     gid = groups.step_gid(steps, episodes)
