@@ -10,17 +10,23 @@ Adapters for other harnesses turn their files into rtlog episode dicts and feed 
 
 from __future__ import annotations
 
+import gc
 import gzip
+import itertools
 import math
+import operator
 import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Annotated, Iterable, Iterator, Literal
+
+import msgspec
 
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 
 from . import schema
 
@@ -177,7 +183,7 @@ def validate_episode(rec) -> dict:
 
 
 def validate_steps(steps: list) -> list[tuple]:
-    """Check every decision; return tuples in :data:`_STEP_FIELDS` order."""
+    """Check every decision (the reference rules; raises :class:`RecordError` naming the first broken)."""
     out = []
     prev_obs = -1.0
     for i, s in enumerate(steps):
@@ -245,24 +251,86 @@ def validate_steps(steps: list) -> list[tuple]:
     return out
 
 
-_STEP_FIELDS = ("t_obs", "t_act", "latency", "window_open", "window_close", "action",
-                "correct_at_obs", "valid_at_exec", "fallback", "tokens", "reward")
-
 
 # --------------------------------------------------------------------------------------------
-# accumulation
+# fast path: typed decoding (msgspec, in C) and vectorised cross-field rules. The Python validator
+# above is the reference: it explains every record that the fast path rejects.
+
+_NonNeg = Annotated[float, msgspec.Meta(ge=0)]
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
+_ABSENT = -1.0  # t_act default when the key is absent (null decodes to None: no action)
+
+
+class _Step(msgspec.Struct, gc=False):
+    t_obs: _NonNeg
+    t_act: _NonNeg | None = _ABSENT
+    latency: _NonNeg | None = None
+    window: tuple[_NonNeg, _NonNeg] | None = None
+    action: str | None = None
+    correct_at_obs: bool | None = None
+    valid_at_exec: bool | None = None
+    fallback: bool | None = None
+    tokens: Annotated[int, msgspec.Meta(ge=0, le=2**53)] | None = None
+    reward: float | None = None
+
+
+class _Episode(msgspec.Struct, gc=False):
+    run_id: _Name
+    episode_id: _Name
+    model: _Name
+    task_type: _Name
+    clock: Literal["wall", "paused", "step"]
+    success: bool
+    schema: Literal["rtlog/1"] | None = None
+    task: str | None = None
+    time_unit: Literal["s", "tokens"] | None = None
+    conditions: dict[str, str | float] | None = None
+    seed: Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)] | None = None
+    score: float | None = None
+    steps: list[_Step] | None = None
+    meta: msgspec.Raw = msgspec.Raw()
+
+
+_STEP_FIELDS = ("t_obs", "t_act", "latency", "window", "action",
+                "correct_at_obs", "valid_at_exec", "fallback", "tokens", "reward")
+_DECODER = msgspec.json.Decoder(_Episode)
+CHUNK_LINES = 8192
+
+
+def explain(raw, fast_error: Exception | None = None) -> tuple[str, str]:
+    """(field, reason) for a record the fast path rejected, from the reference validator."""
+    if isinstance(raw, bytes):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return "<record>", f"line is not valid UTF-8 ({e.reason} at byte {e.start})"
+    if isinstance(raw, (bytes, str)):
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            return "<record>", f"not valid JSON: {e}"
+    else:
+        rec = raw
+    try:
+        validate_steps(validate_episode(rec)["steps"])
+    except RecordError as e:
+        return e.field, e.reason
+    msg = str(fast_error) if fast_error else "record rejected"
+    where = msg.rsplit("at `$.", 1)[1].rstrip("`") if "at `$." in msg else "<record>"
+    return where, msg
 
 
 class EpisodeSink:
-    """Accumulates validated episodes and quarantined records; :meth:`finish` builds the tables."""
+    """Accumulates validated episodes and quarantined records; :meth:`finish` builds the tables.
+
+    Feed it raw JSON lines (:meth:`add_lines`, the fast path of :func:`load_rtlog`) or decoded rtlog
+    episode dicts (:meth:`add`, for adapters). Either way every rule of the format is checked.
+    """
 
     def __init__(self):
-        self._ep: dict[str, list] = {k: [] for k in (
-            "run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "seed",
-            "success", "score", "n_steps", "meta", "source_file", "source_line")}
+        self._ep_rows: list[tuple] = []
         self._conditions: list[dict | None] = []
-        self._steps: list[tuple] = []
-        self._step_episode: list[int] = []
+        self._chunks: list[dict] = []
         self._seen: dict[tuple[str, str], str] = {}
         self._quarantine: list[tuple] = []
         self._files: dict[str, list[int]] = {}
@@ -270,56 +338,83 @@ class EpisodeSink:
     def open_file(self, path: str) -> None:
         self._files.setdefault(path, [0, 0, 0])
 
+    def add(self, rec, file: str, line: int, raw=None) -> bool:
+        """Validate one decoded episode record; accept or quarantine it. Returns acceptance."""
+        try:
+            blob = orjson.dumps(rec)
+        except TypeError as e:  # not JSON-representable: the reference validator names the field
+            self.reject(file, line, *explain(rec, e), raw if raw is not None else repr(rec))
+            return False
+        before = self._files.get(file, [0, 0, 0])[1]
+        self.add_lines([(line, blob if raw is None else raw, blob)], file)
+        return self._files[file][1] > before
+
     def add_raw(self, raw: bytes | str, file: str, line: int) -> None:
         """Decode and validate one JSON line."""
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-            self.reject(file, line, "<record>", f"not valid JSON: {e}", text)
-            return
-        self.add(rec, file, line, raw)
+        self.add_lines([(line, raw, raw.encode("utf-8") if isinstance(raw, str) else raw)], file)
 
-    def add(self, rec, file: str, line: int, raw=None) -> bool:
-        """Validate one decoded episode record; accept it or quarantine it. Returns acceptance."""
-        try:
-            ep = validate_episode(rec)
-            steps = validate_steps(ep["steps"])
-        except RecordError as e:
-            self.reject(file, line, e.field, e.reason, raw if raw is not None else rec)
-            return False
-        key = (ep["run_id"], ep["episode_id"])
-        first = self._seen.get(key)
-        if first is not None:
-            self.reject(file, line, "episode_id", f"duplicate (run_id, episode_id) = {key}; first seen at {first}",
-                        raw if raw is not None else rec)
-            return False
-        self._seen[key] = f"{file}:{line}"
-        e = self._ep
-        idx = len(e["run_id"])
-        for k in ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "seed", "success", "score"):
-            e[k].append(ep[k])
-        e["n_steps"].append(len(steps))
-        e["meta"].append(orjson.dumps(ep["meta"]).decode() if ep["meta"] is not None else None)
-        e["source_file"].append(file)
-        e["source_line"].append(line)
-        self._conditions.append(ep["conditions"])
-        self._steps.extend(steps)
-        self._step_episode.extend([idx] * len(steps))
-        self._count(file, 1, 0)
-        return True
+    def add_lines(self, lines: list[tuple], file: str) -> None:
+        """Validate a chunk of ``(line, raw, json_bytes)``: accepted ones are kept, others quarantined."""
+        eps: list[_Episode] = []
+        where: list[tuple] = []
+        for line, raw, blob in lines:
+            try:
+                ep = _DECODER.decode(blob)
+            except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError) as e:
+                self.reject(file, line, *explain(blob, e), raw)
+                continue
+            if ep.meta and bytes(ep.meta)[:1] not in (b"{", b"n"):
+                self.reject(file, line, *explain(blob), raw)
+                continue
+            eps.append(ep)
+            where.append((line, raw, blob))
+        if not eps:
+            return
+        steps_per = [ep.steps or () for ep in eps]
+        lengths = np.fromiter(map(len, steps_per), dtype=np.int64, count=len(eps))
+        cols = _step_columns(list(itertools.chain.from_iterable(steps_per)))
+        owner = np.repeat(np.arange(len(eps)), lengths)
+        keep = np.ones(len(eps), dtype=bool)
+        for i in np.unique(owner[_cross_field_violations(cols, owner)]):
+            line, raw, blob = where[i]
+            self.reject(file, line, *explain(blob), raw)
+            keep[i] = False
+        keep_l, len_l = keep.tolist(), lengths.tolist()
+        rows, seen, n_acc = self._ep_rows, self._seen, 0
+        for i, ep in enumerate(eps):
+            if not keep_l[i]:
+                continue
+            line, raw, _ = where[i]
+            key = (ep.run_id, ep.episode_id)
+            first = seen.get(key)
+            if first is not None:
+                self.reject(file, line, "episode_id", f"duplicate (run_id, episode_id) = {key}; first seen at {first}",
+                            raw)
+                keep[i] = False
+                continue
+            seen[key] = f"{file}:{line}"
+            meta = bytes(ep.meta) if ep.meta else b""
+            rows.append((ep.run_id, ep.episode_id, ep.model, ep.task, ep.task_type, ep.clock, ep.time_unit or "s",
+                         ep.seed, ep.success, ep.score, len_l[i], meta.decode() if meta[:1] == b"{" else None,
+                         file, line))
+            self._conditions.append(ep.conditions)
+            n_acc += 1
+        c = self._files.setdefault(file, [0, 0, 0])
+        c[0] += n_acc
+        c[1] += n_acc
+        step_keep = keep[owner]
+        if step_keep.any():
+            self._chunks.append({k: v[step_keep] for k, v in cols.items()})
 
     def reject(self, file: str, line: int, field: str, reason: str, raw) -> None:
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
-        if isinstance(raw, str):
-            raw = raw.rstrip("\r\n")
         elif not isinstance(raw, str):
             try:
                 raw = orjson.dumps(raw, default=str).decode()
             except TypeError:
                 raw = repr(raw)
-        self._quarantine.append((file, line, field, reason, raw[:RAW_LIMIT]))
+        self._quarantine.append((file, line, field, reason, raw.rstrip("\r\n")[:RAW_LIMIT]))
         self._count(file, 0, 1)
 
     def _count(self, file: str, acc: int, qua: int) -> None:
@@ -329,11 +424,12 @@ class EpisodeSink:
         c[2] += qua
 
     def finish(self) -> LoadResult:
-        episodes = _episode_frame(self._ep, self._conditions)
-        steps = _step_frame(self._steps, np.asarray(self._step_episode, dtype=np.int64), episodes)
-        episodes["n_fallback"] = _per_episode_sum(steps["fallback"].fillna(False).to_numpy(bool),
-                                                  np.asarray(self._step_episode, dtype=np.int64), len(episodes))
-        episodes["failure_type"] = _failure_types(episodes, steps, np.asarray(self._step_episode, dtype=np.int64))
+        episodes = _episode_frame(self._ep_rows, self._conditions)
+        ep_index = np.repeat(np.arange(len(episodes)), episodes["n_steps"].to_numpy(np.int64))
+        steps = _step_frame(self._chunks, ep_index, episodes)
+        episodes["n_fallback"] = _per_episode_sum(steps["fallback"].fillna(False).to_numpy(bool), ep_index,
+                                                  len(episodes))
+        episodes["failure_type"] = _failure_types(episodes, steps, ep_index)
         episodes = schema.conform(episodes, schema.EPISODE_COLUMNS)
         quarantine = schema.conform(
             pd.DataFrame(self._quarantine, columns=list(schema.QUARANTINE_COLUMNS)), schema.QUARANTINE_COLUMNS
@@ -344,11 +440,56 @@ class EpisodeSink:
         return LoadResult(episodes=episodes, steps=steps, quarantine=quarantine, files=files)
 
 
-def _episode_frame(cols: dict[str, list], conditions: list[dict | None]) -> pd.DataFrame:
-    n = len(cols["run_id"])
-    data = {k: v for k, v in cols.items()}
+def _step_columns(flat: list[_Step]) -> dict[str, np.ndarray]:
+    """Columns of a chunk of decoded steps (booleans as float codes 1/0, NaN when absent).
+
+    One C-level pass per field (map + attrgetter), then pyarrow, which converts lists holding
+    None several times faster than numpy: together ~3x faster than transposing row tuples.
+    """
+    n = len(flat)
+    raw = {k: list(map(operator.attrgetter(k), flat)) for k in _STEP_FIELDS}
+    cols = {k: pa.array(raw[k], type=pa.float64()).to_numpy(zero_copy_only=False)
+            for k in ("t_obs", "t_act", "latency", "tokens", "reward")}
+    for k in _STEP_BOOLS:
+        b = pa.array(raw[k], type=pa.bool_())
+        cols[k] = np.where(b.is_null().to_numpy(zero_copy_only=False), np.nan,
+                           b.fill_null(False).to_numpy(zero_copy_only=False))
+    w = pa.array(raw["window"], type=pa.list_(pa.float64(), 2))
+    wv = w.values.to_numpy(zero_copy_only=False).reshape(n, 2) if n else np.zeros((0, 2))
+    wnull = w.is_null().to_numpy(zero_copy_only=False)
+    cols["window_open"] = np.where(wnull, np.nan, wv[:, 0])
+    cols["window_close"] = np.where(wnull, np.nan, wv[:, 1])
+    cols["action"] = np.array(raw["action"], dtype=object)
+    return cols
+
+
+def _cross_field_violations(c: dict[str, np.ndarray], owner: np.ndarray) -> np.ndarray:
+    """Mask of steps breaking a rule typed decoding cannot check; resolves ``t_act``/``latency`` in place."""
+    t_obs, t_act, lat = c["t_obs"], c["t_act"], c["latency"]
+    absent = t_act == _ABSENT
+    given = ~absent & ~np.isnan(t_act)
+    has_lat = ~np.isnan(lat)
+    with np.errstate(invalid="ignore"):
+        bad = given & (t_act < t_obs)
+        bad |= given & has_lat & (np.abs((t_act - t_obs) - lat) > LATENCY_TOLERANCE)
+        bad |= ~absent & ~given & has_lat  # explicit null t_act (no action) with a latency
+        bad |= c["window_open"] > c["window_close"]
+    bad[1:] |= (owner[1:] == owner[:-1]) & (t_obs[1:] < t_obs[:-1])
+    # "latency if given", else t_act - t_obs; t_act from the latency when absent
+    c["latency"] = np.where(has_lat, lat, np.where(given, t_act - t_obs, np.nan))
+    c["t_act"] = np.where(given, t_act, np.where(has_lat, t_obs + lat, np.nan))
+    return bad
+
+
+_EP_FIELDS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "seed", "success",
+              "score", "n_steps", "meta", "source_file", "source_line")
+
+
+def _episode_frame(rows: list[tuple], conditions: list[dict | None]) -> pd.DataFrame:
+    n = len(rows)
+    data = dict(zip(_EP_FIELDS, map(list, zip(*rows)))) if n else {k: [] for k in _EP_FIELDS}
     data["seed"] = pd.array(data["seed"], dtype="Int64")
-    data["score"] = np.array([np.nan if v is None else v for v in data["score"]], dtype=float)
+    data["score"] = pa.array(data["score"], type=pa.float64()).to_numpy(zero_copy_only=False)
     frame = pd.DataFrame(data, index=pd.RangeIndex(n))
     keys: dict[str, None] = {}
     for c in conditions:
@@ -365,34 +506,29 @@ def _episode_frame(cols: dict[str, list], conditions: list[dict | None]) -> pd.D
     return frame
 
 
-def _bool_array(values) -> pd.arrays.BooleanArray:
-    codes = np.fromiter((2 if v is None else v for v in values), dtype=np.int8, count=len(values))
-    return pd.arrays.BooleanArray(codes == 1, codes == 2)
+def _bool_codes(x: np.ndarray) -> pd.arrays.BooleanArray:
+    return pd.arrays.BooleanArray(x == 1.0, np.isnan(x))
 
 
-def _float_array(values) -> np.ndarray:
-    return np.fromiter((np.nan if v is None else v for v in values), dtype=np.float64, count=len(values))
-
-
-def _step_frame(rows: list[tuple], ep_index: np.ndarray, episodes: pd.DataFrame) -> pd.DataFrame:
-    n = len(rows)
-    cols = list(zip(*rows)) if n else [()] * len(_STEP_FIELDS)
-    raw = dict(zip(_STEP_FIELDS, cols))
+def _step_frame(chunks: list[dict], ep_index: np.ndarray, episodes: pd.DataFrame) -> pd.DataFrame:
+    n = len(ep_index)
+    if chunks:
+        cols = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+    else:
+        cols = _step_columns([])
     out: dict[str, object] = {}
     for k in schema.STEP_EPISODE_KEYS:
-        out[k] = episodes[k].to_numpy()[ep_index] if k != "seed" else episodes[k].array.take(ep_index)
-    if n:
-        starts = np.r_[0, np.flatnonzero(np.diff(ep_index)) + 1]
-        step_no = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
-    else:
-        step_no = np.zeros(0, dtype=np.int64)
-    out["step"] = step_no.astype(np.int64)
+        out[k] = episodes[k].array.take(ep_index)  # stays Arrow-backed: no per-row Python strings
+    starts = np.r_[0, np.cumsum(episodes["n_steps"].to_numpy(np.int64))[:-1]] if len(episodes) else np.zeros(0, int)
+    out["step"] = (np.arange(n) - starts[ep_index]).astype(np.int64)
     for k in ("t_obs", "t_act", "latency", "window_open", "window_close", "reward"):
-        out[k] = _float_array(raw[k])
-    out["action"] = pd.array(list(raw["action"]), dtype="str")
+        out[k] = cols[k]
+    out["action"] = pd.Series(pa.array(cols["action"], type=pa.large_string()),
+                              dtype=pd.StringDtype("pyarrow", na_value=np.nan)).array
     for k in _STEP_BOOLS:
-        out[k] = _bool_array(raw[k])
-    out["tokens"] = pd.array(list(raw["tokens"]), dtype="Int64")
+        out[k] = _bool_codes(cols[k])
+    tok = cols["tokens"]
+    out["tokens"] = pd.arrays.IntegerArray(np.nan_to_num(tok).astype(np.int64), np.isnan(tok))
     frame = pd.DataFrame(out)
     frame = pd.concat([frame, derive_timing(frame)], axis=1)
     return schema.conform(frame, schema.STEP_COLUMNS, extra=False)
@@ -510,27 +646,38 @@ def find_log_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
+READ_BLOCK = 8 * 2**20
+
+
 def _iter_lines(path: Path, sink: EpisodeSink, display: str) -> Iterator[tuple[int, bytes]]:
-    """Yield (line number, bytes) of non-blank lines; file damage becomes a quarantine row."""
+    """Yield (line number, bytes) of non-blank lines; file damage becomes a quarantine row.
+
+    Reads blocks (not lines) so memory stays bounded and long lines cost one split, not a loop.
+    A damaged file (truncated gzip, I/O error) keeps every complete line read before the damage.
+    """
     lineno = 0
+    tail = b""
     try:
         opener = gzip.open if path.name.endswith(".gz") else open
         with opener(path, "rb") as fh:
             while True:
                 try:
-                    raw = fh.readline()
+                    block = fh.read1(READ_BLOCK)  # read1: a damaged gzip keeps what was decoded
                 except (EOFError, OSError, zlib.error) as e:
                     sink.reject(display, lineno + 1, "<file>",
-                                f"file damaged after line {lineno} ({type(e).__name__}: {e}); lines before it are kept", "")
+                                f"file damaged after line {lineno} ({type(e).__name__}: {e}); lines before it are kept",
+                                tail)
                     return
-                if not raw:
-                    return
-                lineno += 1
-                if not raw.endswith(b"\n") and path.name.endswith(".gz"):
-                    # a gzip member that ends mid-line without error is still a complete stream
-                    pass
-                if raw.strip():
-                    yield lineno, raw
+                if not block:
+                    break
+                parts = (tail + block).split(b"\n")
+                tail = parts.pop()
+                for raw in parts:
+                    lineno += 1
+                    if raw.strip():
+                        yield lineno, raw
+        if tail.strip():
+            yield lineno + 1, tail
     except OSError as e:
         sink.reject(display, lineno + 1, "<file>", f"cannot read file: {e.strerror or e}", "")
 
@@ -544,6 +691,16 @@ def load_rtlog(paths, progress: bool | None = None, sink: EpisodeSink | None = N
         paths = [paths]
     files = find_log_files(paths)
     sink = sink or EpisodeSink()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived objects, no cycles: the collector only costs time here
+    try:
+        return _load_files(files, sink, progress)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _load_files(files: list[Path], sink: EpisodeSink, progress: bool | None) -> LoadResult:
     total = sum(f.stat().st_size for f in files if f.exists())
     bar = None
     if progress or (progress is None and total >= PROGRESS_MIN_BYTES):
@@ -553,13 +710,14 @@ def load_rtlog(paths, progress: bool | None = None, sink: EpisodeSink | None = N
     for f in files:
         display = str(f)
         sink.open_file(display)
+        chunk: list[tuple] = []
         for lineno, raw in _iter_lines(f, sink, display):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                sink.reject(display, lineno, "<record>", f"line is not valid UTF-8 ({e.reason} at byte {e.start})", raw)
-                continue
-            sink.add_raw(text, display, lineno)
+            chunk.append((lineno, raw, raw))
+            if len(chunk) >= CHUNK_LINES:
+                sink.add_lines(chunk, display)
+                chunk = []
+        if chunk:
+            sink.add_lines(chunk, display)
         if bar is not None:
             bar.update(f.stat().st_size)
     if bar is not None:
@@ -572,3 +730,4 @@ def json_schema() -> dict:
     from importlib.resources import files
 
     return orjson.loads(files("rtanalysis").joinpath("rtlog-v1.schema.json").read_bytes())
+
