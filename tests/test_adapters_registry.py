@@ -55,3 +55,26 @@ def test_options_and_formats_are_checked(mixed):
     assert set(FORMATS["table"].options) >= {"mapping", "constants"}
     # an explicit format overrides detection
     assert load(slots, format="response-slots").n_accepted == 1
+
+
+def test_cli_options_feed_load(mixed, tmp_path):
+    import argparse
+
+    from rtanalysis.adapters.cli import add_cli_options, options_from_args
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default=None)  # ingest already defines it: kept as is
+    add_cli_options(parser)
+    f = tmp_path / "t.csv"
+    f.write_text("ep,won,m\n1,true,a\n2,false,a\n")
+    args = parser.parse_args(["--mapping", '{"episode_id": "ep", "success": "won", "model": "m"}',
+                              "--constants", '{"clock": "wall", "task_type": "x"}', "--run-id", "r9"])
+    opts = options_from_args(args)
+    assert set(opts) == {"mapping", "constants", "run_id"}
+    res = load(f, format="table", **opts)
+    assert res.episodes["run_id"].tolist() == ["r9", "r9"] and res.episodes["success"].tolist() == [True, False]
+    _, _, run = mixed
+    opts = options_from_args(parser.parse_args(["--model", "r1", "--success-rule", "0.99"]))
+    assert load(run, **opts).episodes["success"].tolist() == [True]  # 89/89
+    with pytest.raises(ValueError, match="--mapping: not valid JSON"):
+        options_from_args(parser.parse_args(["--mapping", "{episode_id: ep}"]))
