@@ -48,6 +48,8 @@ def test_clustered_se_on_task_by_hand(basic):
     assert wall["se_clustered"] == pytest.approx(se, abs=1e-12)
     assert wall["lo_clustered"] == pytest.approx(0.6 - Z95 * se, abs=1e-12)
     assert wall["hi_clustered"] == 1.0  # 0.6 + 1.96·0.2498 > 1, clipped
+    raw = row(success_rates(basic.episodes, small_sample=False), model="mA", clock="wall")
+    assert raw["se_clustered"] == pytest.approx(math.sqrt(1.04) / 5, abs=1e-12)  # Miller's formula as printed
     mb = row(table, model="mB")
     # mB: t1 = (0, 1), t2 = (0, 0), t3 = (0); x̄ = 0.2; sums 0.6, −0.4, −0.2
     se_b = math.sqrt(1.5 * (0.36 + 0.16 + 0.04)) / 5

@@ -1,6 +1,6 @@
 """Paired differences between two models (or two clocks) over shared ``(task, seed)`` units.
 
-Pairing removes the between-task variance both arms share (Miller 2024, §4: Var(A − B) =
+Pairing removes the between-task variance both arms share (Miller 2024: Var(A − B) =
 Var(A) + Var(B) − 2 Cov(A, B)). A unit is one ``units`` value (default ``(task, seed)``) within
 one ``by`` group; several episodes of an arm on the same unit are averaged first. Episodes with
 every unit column missing cannot be paired and are only counted as unpaired.

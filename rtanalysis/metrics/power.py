@@ -3,7 +3,7 @@
 Per unit (episode of each arm, or pair) the variance of A − B is
 
 - ``method="normal"`` (default): p_a(1 − p_a) + p_b(1 − p_b) − 2ρ·sqrt(p_a(1 − p_a)·p_b(1 − p_b)),
-  the unpooled two-sample normal approximation with Miller's (2024, §4) paired-variance
+  the unpooled two-sample normal approximation with Miller's (2024) paired-variance
   reduction, ρ = ``paired_corr`` (0 = independent samples);
 - ``method="arcsine"``: Cohen's h = 2·asin√p_a − 2·asin√p_b on the variance-stabilised scale,
   variance 2(1 − ρ); with ρ = 0 this is statsmodels' ``NormalIndPower`` with

@@ -42,14 +42,15 @@ def cluster_codes(episodes: pd.DataFrame, cluster_by: str) -> np.ndarray:
 
 
 def success_rates(episodes: pd.DataFrame, by=None, method: str = "wilson", conf: float = 0.95,
-                  cluster: str | None = "auto") -> pd.DataFrame:
+                  cluster: str | None = "auto", small_sample: bool = True) -> pd.DataFrame:
     """Success rate per group with a ``method`` interval and a cluster-robust normal interval.
 
     Columns: the ``by`` keys, ``n`` episodes, ``successes``, ``success_rate``, ``lo``/``hi``
     (``method``: wilson, jeffreys or beta_posterior, at level ``conf``), ``cluster_by`` (task /
     seed / episode), ``n_clusters`` (G), ``se_clustered`` (Miller 2024 with the G/(G−1) factor) and
     ``lo_clustered``/``hi_clustered`` = rate ± z·se, clipped to [0, 1]. NaN where n = 0 (rate,
-    intervals) or G < 2 (clustered columns).
+    intervals) or G < 2 (clustered columns). ``small_sample=False`` drops the G/(G−1) factor
+    (Miller's formula as printed).
     """
     cols = resolve_by(by, episodes)
     groups = make_groups(episodes, cols)
@@ -60,7 +61,7 @@ def success_rates(episodes: pd.DataFrame, by=None, method: str = "wilson", conf:
     rate = safe_div(k, n)
     lo, hi = proportion_interval(k, n, conf, method)
     cluster_by = resolve_cluster(episodes, cluster)
-    se, n_clusters = clustered_se(x, g, cluster_codes(episodes, cluster_by), groups.n)
+    se, n_clusters = clustered_se(x, g, cluster_codes(episodes, cluster_by), groups.n, small_sample)
     z = z_value(conf)
     return groups.frame({
         "n": n.astype(np.int64),
