@@ -78,3 +78,16 @@ def test_inspect_success_rule_for_graded_scores(log_dir):
     assert graded["success"] and graded["score"] == pytest.approx(0.7)
     with pytest.raises(ValueError, match="no scorer 'nope'"):
         rtanalysis.load(log_dir, format="inspect", scorer="nope")
+
+
+def test_damaged_log_is_quarantined(log_dir, tmp_path):
+    import shutil
+
+    logs = sorted(log_dir.glob("*.eval"))
+    shutil.copy(logs[0], tmp_path / logs[0].name)
+    bad = tmp_path / "2026-01-01T00-00-00-00-00_cut_abc.eval"
+    bad.write_bytes(logs[1].read_bytes()[:300])
+    res = rtanalysis.load(tmp_path, success_rule=0.5)
+    assert res.n_read == res.n_accepted + res.n_quarantined and res.n_accepted >= 1
+    q = res.quarantine.set_index("file").loc[str(bad)]
+    assert q["field"] == "<file>" and "not a readable inspect-ai log" in q["reason"]

@@ -217,3 +217,8 @@ def test_folder_of_run_dirs_and_mixed_modes(tmp_path):
     assert sorted(res.episodes["task_type"]) == ["freeway", "snake", "snake"]
     assert np.isclose(res.episodes["score"], [1.0, 2 / 16, 2 / 16]).all()
     assert res.episodes.loc[res.episodes["task_type"] == "snake", "episode_id"].tolist() == ["0_0", "1_0"]
+
+
+def test_single_csv_points_to_its_run_dir(planning_run):
+    with pytest.raises(ValueError, match="pass its run directory"):
+        detect_format(planning_run / "0_0.csv")

@@ -85,6 +85,9 @@ def detect_format(path) -> str:
             return name
     if p.is_dir():
         return "rtlog"  # nothing recognisable: the rtlog loader reports zero records, as it always has
+    if p.suffix == ".csv" and (p.parent / "args.log").is_file():
+        raise ValueError(f"{p} is one episode of a RealtimeGym run; pass its run directory {p.parent} "
+                         "(args.log decides which episodes finished)")
     hint = " (any table needs format='table' and a mapping)" if p.suffix in (".csv", ".parquet", ".jsonl") else ""
     raise ValueError(f"{p}: cannot tell its log format{hint}; pass format= one of: {known_formats()}")
 

@@ -67,7 +67,9 @@ def read_inspect_logs(paths, sink: EpisodeSink, success_rule: SuccessRule | None
         sink.open_file(f)
     if not files:
         return
-    df = samples_df(files, columns=columns, strict=True, quiet=True)
+    df = _samples(samples_df, columns, files, sink)
+    if df is None:
+        return
     rule = make_success_rule(success_rule) if success_rule is not None else None
     score_cols = [c for c in df.columns if c.startswith("score_")]
     if scorer is not None and f"score_{scorer}" not in score_cols:
@@ -84,6 +86,24 @@ def read_inspect_logs(paths, sink: EpisodeSink, success_rule: SuccessRule | None
             sink.reject(display, line, e.field, e.reason, {k: row.get(k) for k in ("eval_id", "id", "epoch")})
             continue
         sink.add(rec, display, line)
+
+
+def _samples(samples_df, columns, files: list[str], sink: EpisodeSink):
+    """All files' samples; when that fails, file by file, quarantining the files that cannot be read."""
+    try:
+        return samples_df(files, columns=columns, strict=True, quiet=True)
+    except Exception:  # noqa: BLE001 - inspect raises many kinds for a damaged log; find which file
+        pass
+    import pandas as pd
+
+    good = []
+    for f in files:
+        try:
+            good.append(samples_df([f], columns=columns, strict=True, quiet=True))
+        except Exception as e:  # noqa: BLE001
+            sink.reject(f, 0, "<file>", f"not a readable inspect-ai log ({type(e).__name__}: "
+                                        f"{str(e).strip().splitlines()[0][:200] if str(e).strip() else ''})", "")
+    return pd.concat(good, ignore_index=True) if good else None
 
 
 def _score_column(row: dict, score_cols: list[str], scorer: str | None) -> str:

@@ -106,6 +106,8 @@ def parse_args_log(path: Path, sink: EpisodeSink) -> tuple[dict[str, str], list[
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, text in enumerate(fh, 1):
             line = text.rstrip("\r\n")
+            if in_header and RESULT_LINE.match(line):
+                in_header = False  # a result line with no blank line before it
             if in_header:
                 if not line.strip():
                     in_header = False
