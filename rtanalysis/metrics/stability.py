@@ -44,7 +44,10 @@ def failure_hazard(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, conf: f
     outcome = steps["outcome"].to_numpy(dtype=object)
     first_fail = _first_step(steps, rows, np.isin(outcome, FAILED_OUTCOMES), n_ep)
     first_unknown = _first_step(steps, rows, outcome == "unknown", n_ep)
-    n_steps = np.bincount(rows, minlength=n_ep)[:n_ep].astype(np.int64)
+    # one past the last decision index (robust to a caller passing a filtered steps frame)
+    n_steps = np.zeros(n_ep, dtype=np.int64)
+    if len(rows):
+        np.maximum.at(n_steps, rows, steps["step"].to_numpy(np.int64) + 1)
     fails = first_fail < np.minimum(first_unknown, n_steps)
     # last step index each episode is at risk; -1 = never at risk
     last = np.minimum(np.minimum(first_fail, first_unknown - 1), n_steps - 1)
