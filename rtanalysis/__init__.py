@@ -13,7 +13,7 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-from .load import EpisodeSink, LoadResult, load_rtlog  # noqa: E402
+from .load import EpisodeSink, LoadResult, json_schema, load_rtlog  # noqa: E402
 
 
 def load(paths, format: str = "auto", **options) -> LoadResult:
@@ -34,4 +34,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["EpisodeSink", "LoadResult", "load", "load_rtlog", "fit", "__version__"]
+__all__ = ["EpisodeSink", "LoadResult", "json_schema", "load", "load_rtlog", "fit", "__version__"]

@@ -53,18 +53,29 @@ def add_cli(sub) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories (searched recursively)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
     p.add_argument("--format", default="auto", choices=_format_choices(), help="input format (default: detect)")
-    p.add_argument("--model", default=None, help="model name, for formats whose files do not name it")
     p.add_argument("--progress", action="store_true", default=None,
                    help="force a progress bar (default: shown for large inputs)")
+    try:
+        from .adapters.cli import add_cli_options
+    except ModuleNotFoundError:
+        pass
+    else:
+        add_cli_options(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from .cli import CLIError
 
-    options = {}
-    if args.model is not None:
-        options["model"] = args.model
+    try:
+        from .adapters.cli import options_from_args
+    except ModuleNotFoundError:
+        options = {}
+    else:
+        try:
+            options = options_from_args(args)
+        except ValueError as e:
+            raise CLIError(str(e)) from e
     try:
         result, _ = ingest(args.paths, args.out, format=args.format, progress=args.progress, **options)
     except (FileNotFoundError, ValueError) as e:
