@@ -16,7 +16,7 @@ def mixed(tmp_path):
     rtlog = tmp_path / "a.jsonl"
     rtlog.write_text(json.dumps(GOOD_EPISODE) + "\n{not json}\n")
     slots = tmp_path / "slots.csv"
-    slots.write_text(",".join(SLOT_COLUMNS) + "\nm,s1,1,qa,0,0,2,1,true,false,1\n")
+    slots.write_text(",".join(SLOT_COLUMNS) + "\nm,s1,1,qa,0,0,2,1,true,false,1\nm,s1,2,qa,5,5,7,,,false,\n")
     run = rtgym_run_dir(tmp_path / "runs", "freeway", "E", 8192, "planning", 0,
                         episodes={(0, 0): freeway_rows(11)}, finished=[(1000, 89)],
                         header={"planning_model_config": None})
@@ -78,3 +78,25 @@ def test_cli_options_feed_load(mixed, tmp_path):
     assert load(run, **opts).episodes["success"].tolist() == [True]  # 89/89
     with pytest.raises(ValueError, match="--mapping: not valid JSON"):
         options_from_args(parser.parse_args(["--mapping", "{episode_id: ep}"]))
+
+
+def test_to_rtlog_round_trip_and_schema(mixed, tmp_path):
+    import gzip
+
+    import jsonschema
+    import pandas as pd
+
+    from rtanalysis.adapters import to_rtlog
+    from rtanalysis.load import json_schema, load_rtlog
+
+    _, slots, run = mixed
+    out = tmp_path / "converted.jsonl.gz"
+    direct = to_rtlog([slots, run], out, model="r1")
+    again = load_rtlog(out)
+    assert again.n_accepted == direct.n_accepted == 2 and again.n_quarantined == 0
+    drop = ["source_file", "source_line"]
+    pd.testing.assert_frame_equal(again.episodes.drop(columns=drop), direct.episodes.drop(columns=drop))
+    pd.testing.assert_frame_equal(again.steps, direct.steps)
+    validator = jsonschema.Draft202012Validator(json_schema())
+    for line in gzip.open(out, "rt"):
+        validator.validate(json.loads(line))

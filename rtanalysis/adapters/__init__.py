@@ -92,7 +92,41 @@ def detect_format(path) -> str:
     raise ValueError(f"{p}: cannot tell its log format{hint}; pass format= one of: {known_formats()}")
 
 
-def load(paths, format: str = "auto", **options) -> LoadResult:
+class _RecordingSink(EpisodeSink):
+    """A sink that also keeps every accepted episode dict, in order (for :func:`to_rtlog`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.records: list[dict] = []
+
+    def add(self, rec, file: str, line: int, raw=None) -> bool:
+        ok = super().add(rec, file, line, raw)
+        if ok and isinstance(rec, dict):
+            self.records.append(rec)
+        return ok
+
+
+def to_rtlog(paths, out, format: str = "auto", **options) -> LoadResult:
+    """Convert logs of any supported format into one rtlog v1 file ``out`` (``.jsonl`` or ``.jsonl.gz``).
+
+    Writes the accepted episodes, one per line, in reading order; returns the :class:`LoadResult`
+    (whose quarantine lists what was not converted). Loading ``out`` gives the same tables.
+    """
+    import gzip
+
+    import orjson
+
+    sink = _RecordingSink()
+    result = load(paths, format=format, _sink=sink, **options)
+    out = Path(out)
+    opener = gzip.open if out.name.endswith(".gz") else open
+    with opener(out, "wb") as fh:
+        for rec in sink.records:
+            fh.write(orjson.dumps(rec) + b"\n")
+    return result
+
+
+def load(paths, format: str = "auto", _sink: EpisodeSink | None = None, **options) -> LoadResult:
     """Load logs of any supported format into the tidy ``episodes``/``steps``/``quarantine`` tables.
 
     ``paths``: a path, a list of paths (formats may be mixed; everything shares one sink, so the
@@ -120,11 +154,11 @@ def load(paths, format: str = "auto", **options) -> LoadResult:
     if unknown:
         accepted = "; ".join(f"{n}: {', '.join(FORMATS[n].options) or '(none)'}" for n in groups)
         raise ValueError(f"option(s) {', '.join(unknown)} not taken by the format(s) read here ({accepted})")
-    sink = EpisodeSink()
+    sink = _sink if _sink is not None else EpisodeSink()
     for name, items in groups.items():
         fmt = FORMATS[name]
         fmt.read(items, sink, **{k: v for k, v in options.items() if k in fmt.options})
     return sink.finish()
 
 
-__all__ = ["FORMATS", "Format", "detect_format", "load", "known_formats"]
+__all__ = ["FORMATS", "Format", "detect_format", "load", "to_rtlog", "known_formats"]

@@ -195,17 +195,30 @@ def model_name(header: dict[str, str], mode: str, args_log: Path, model: ModelOp
     return "+".join(dict.fromkeys(names))
 
 
+def _yaml_model(path: Path) -> str | None:
+    """The top-level ``model:`` of a harness config (PyYAML when installed, else that one line)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    try:
+        import yaml
+    except ImportError:
+        m = re.search(r"^model:\s*['\"]?([^'\"#\n]+?)['\"]?\s*(#.*)?$", text, re.M)
+        return m[1] if m else None
+    try:
+        cfg = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return cfg["model"] if isinstance(cfg, dict) and isinstance(cfg.get("model"), str) else None
+
+
 def _config_model(value: str, run_dir: Path) -> str:
     for candidate in (Path(value), run_dir / value, run_dir.parent / value):
         if candidate.is_file():
-            import yaml
-
-            try:
-                cfg = yaml.safe_load(candidate.read_text(encoding="utf-8"))
-            except (OSError, yaml.YAMLError):
-                break
-            if isinstance(cfg, dict) and isinstance(cfg.get("model"), str):
-                return cfg["model"]
+            found = _yaml_model(candidate)
+            if found:
+                return found
             break
     name = Path(value).name
     for suffix in (".yaml", ".yml"):
