@@ -97,6 +97,17 @@ def test_paired_recovers_known_difference_and_beats_unpaired():
     assert r["corr"] > 0.5 and r["se"] < 0.8 * unpaired_se
 
 
+def test_identical_differences_give_no_interval():
+    frame = pd.DataFrame({
+        "run_id": "r", "episode_id": [f"e{i}" for i in range(6)], "model": ["x"] * 3 + ["y"] * 3,
+        "task": ["t1", "t2", "t3"] * 2, "task_type": "k", "clock": "wall", "time_unit": "s",
+        "seed": pd.array([1] * 6, dtype="Int64"), "success": [True] * 3 + [False] * 3,
+    })
+    r = paired_difference(episode_frame(frame), a="x", b="y", by=["task_type"], pool=()).iloc[0]
+    assert (r["n_pairs"], r["mean_diff"], r["se"]) == (3, 1.0, 0.0)
+    assert np.isnan(r["lo"]) and np.isnan(r["p_value"]) and np.isnan(r["lo_clustered"])
+
+
 def test_clear_errors(episodes):
     with pytest.raises(ValueError, match="no episode has model = 'mZ'"):
         paired_difference(episodes, a="mA", b="mZ")

@@ -64,6 +64,9 @@ def test_jeffreys_method(basic):
     assert wall["hi"] == pytest.approx(stats.beta.ppf(0.975, 3.5, 2.5))
     paused = row(table, model="mA", clock="paused")  # 3 of 3: upper bound 1 by the boundary rule
     assert paused["hi"] == 1.0
+    # all outcomes equal: clustered SE is 0 and its point "interval" is withheld
+    assert paused["se_clustered"] == 0.0
+    assert np.isnan(paused["lo_clustered"]) and np.isnan(paused["hi_clustered"])
 
 
 def test_cluster_fallback_to_seed_then_episode(basic):

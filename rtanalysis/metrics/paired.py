@@ -46,9 +46,10 @@ def _stats(d: pd.DataFrame, conf: float, cluster: str | None) -> dict:
         sd = diff.std(ddof=1)
         se = sd / np.sqrt(n)
         t = stats.t.ppf(0.5 + conf / 2, n - 1)
-        out.update(sd_diff=sd, se=se, lo=diff.mean() - t * se, hi=diff.mean() + t * se)
-        if se > 0:
-            out["p_value"] = 2 * stats.t.sf(abs(diff.mean() / se), n - 1)
+        out.update(sd_diff=sd, se=se)
+        if se > 0:  # every difference equal: no interval or test (a point would overstate certainty)
+            out.update(lo=diff.mean() - t * se, hi=diff.mean() + t * se,
+                       p_value=2 * stats.t.sf(abs(diff.mean() / se), n - 1))
         if a.std() > 0 and b.std() > 0:
             out["corr"] = float(np.corrcoef(a, b)[0, 1])
     if cluster is None:
@@ -58,8 +59,11 @@ def _stats(d: pd.DataFrame, conf: float, cluster: str | None) -> dict:
         se_c, g = clustered_se(diff, np.zeros(n, dtype=np.int64), codes, 1)
         out.update(cluster_by=cluster, n_clusters=int(g[0]), se_clustered=float(se_c[0]))
     z = z_value(conf)
-    out.update(lo_clustered=out["mean_diff"] - z * out["se_clustered"],
-               hi_clustered=out["mean_diff"] + z * out["se_clustered"])
+    if out["se_clustered"] > 0:
+        out.update(lo_clustered=out["mean_diff"] - z * out["se_clustered"],
+                   hi_clustered=out["mean_diff"] + z * out["se_clustered"])
+    else:
+        out.update(lo_clustered=np.nan, hi_clustered=np.nan)
     return out
 
 
@@ -78,7 +82,8 @@ def paired_difference(episodes: pd.DataFrame, a: str, b: str, over: str = "model
     and B over units; NaN if either is constant), ``cluster_by``/``n_clusters``/``se_clustered``
     (pairs clustered on ``cluster``, default task, Miller 2024 with G/(G−1); seeds of one task
     are not independent) and ``lo_clustered``/``hi_clustered`` (normal), ``n_units_a``/``_b``
-    and ``n_unpaired_a``/``_b`` (units of one arm without a partner). NaN below 2 pairs.
+    and ``n_unpaired_a``/``_b`` (units of one arm without a partner). NaN below 2 pairs; intervals
+    and p-value NaN when every difference is equal (se = 0).
     """
     if over not in episodes.columns:
         raise ValueError(f"over: no episode column {over!r}")

@@ -49,7 +49,8 @@ def success_rates(episodes: pd.DataFrame, by=None, method: str = "wilson", conf:
     (``method``: wilson, jeffreys or beta_posterior, at level ``conf``), ``cluster_by`` (task /
     seed / episode), ``n_clusters`` (G), ``se_clustered`` (Miller 2024 with the G/(G−1) factor) and
     ``lo_clustered``/``hi_clustered`` = rate ± z·se, clipped to [0, 1]. NaN where n = 0 (rate,
-    intervals) or G < 2 (clustered columns). ``small_sample=False`` drops the G/(G−1) factor
+    intervals) or G < 2 (clustered columns); the clustered interval is also NaN when se = 0 (all
+    outcomes equal: the normal interval would be the single point, so use ``lo``/``hi``). ``small_sample=False`` drops the G/(G−1) factor
     (Miller's formula as printed).
     """
     cols = resolve_by(by, episodes)
@@ -74,6 +75,6 @@ def success_rates(episodes: pd.DataFrame, by=None, method: str = "wilson", conf:
         "cluster_by": np.full(groups.n, cluster_by, dtype=object),
         "n_clusters": n_clusters,
         "se_clustered": se,
-        "lo_clustered": np.clip(rate - z * se, 0, 1),
-        "hi_clustered": np.clip(rate + z * se, 0, 1),
+        "lo_clustered": np.where(se > 0, np.clip(rate - z * se, 0, 1), np.nan),
+        "hi_clustered": np.where(se > 0, np.clip(rate + z * se, 0, 1), np.nan),
     })
