@@ -495,13 +495,14 @@ def _episode_frame(rows: list[tuple], conditions: list[dict | None]) -> pd.DataF
     for c in conditions:
         if c:
             keys.update(dict.fromkeys(c))
+    empty: dict = {}
     for k in keys:
-        values = [None if c is None else c.get(k) for c in conditions]
+        values = [(c or empty).get(k) for c in conditions]
         col = schema.condition_column(k)
-        if all(v is None or type(v) in _NUM for v in values):
-            frame[col] = np.array([np.nan if v is None else v for v in values], dtype=float)
-        else:
-            # mixed string/number values of one key are kept as text
+        try:
+            frame[col] = pa.array(values, type=pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            # text, or mixed text and numbers in one key: kept as text
             frame[col] = pd.array([None if v is None else str(v) for v in values], dtype="str")
     return frame
 
