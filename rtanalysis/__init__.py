@@ -25,6 +25,13 @@ def load(paths, format: str = "auto", **options) -> LoadResult:
     return _load(paths, format=format, **options)
 
 
+def example_data():
+    """Path of the bundled example benchmark (rtlog files, ``truth.csv``, a response-slot table)."""
+    from importlib.resources import files
+
+    return files("rtanalysis") / "data" / "example"
+
+
 def __getattr__(name):
     # heavy stages import lazily so `import rtanalysis` stays fast
     if name == "fit":
@@ -34,4 +41,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["EpisodeSink", "LoadResult", "json_schema", "load", "load_rtlog", "fit", "__version__"]
+__all__ = ["EpisodeSink", "LoadResult", "example_data", "json_schema", "load", "load_rtlog", "fit", "__version__"]
