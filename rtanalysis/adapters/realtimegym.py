@@ -306,7 +306,8 @@ def _read_run_dir(run_dir: Path, sink: EpisodeSink, model: ModelOption, rule, se
         if not r.used:
             sink.reject(str(args_log), r.line, "<result line>",
                         f"finished episode (seed {r.env_seed}, reward {_number(r.reward)}) has no matching CSV "
-                        "in the run directory (its CSV is missing or ends on another reward)", r.raw)
+                        "in the run directory (its CSV is missing, was quarantined, or ends on another reward)",
+                        r.raw)
 
 
 def _episode(run_dir, name, settings, repeat, index, steps, res: ResultLine, rule) -> dict:
