@@ -222,3 +222,13 @@ def test_folder_of_run_dirs_and_mixed_modes(tmp_path):
 def test_single_csv_points_to_its_run_dir(planning_run):
     with pytest.raises(ValueError, match="pass its run directory"):
         detect_format(planning_run / "0_0.csv")
+
+
+def test_explicit_seed_map_when_rewards_tie(tmp_path):
+    d = rtgym_run_dir(tmp_path, "freeway", "E", 8192, "planning", 0,
+                      episodes={(0, 0): freeway_rows(11), (0, 1): freeway_rows(11)},
+                      finished=[(1001, 89), (1000, 89)])
+    res = rtanalysis.load(d, seed_map={0: 1001, 1: 1000})
+    assert res.n_accepted == 2
+    metas = res.episodes.set_index("episode_id")["meta"]
+    assert '"env_seed":1001' in metas["0_0"] and '"env_seed":1000' in metas["0_1"]

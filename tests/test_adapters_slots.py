@@ -139,3 +139,17 @@ def test_slot_f1_groups_and_macro_average():
     assert macro.loc["a", "f1"] == pytest.approx(per.iloc[:2]["f1"].mean())
     pooled = slot_f1(table, n_boot=100).set_index("model")
     assert pooled.loc["a", "recall"] == pytest.approx((20 + a_alert["hit"]) / 80)
+
+
+def test_slot_f1_identities_on_random_tables():
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        p = rng.dirichlet(np.ones(6))
+        table = simulate(int(rng.integers(3, 20)), 3, dict(zip(SLOT_OUTCOMES, p)), rng)
+        out = slot_f1(table, n_boot=50).iloc[0]
+        assert sum(out[k] for k in SLOT_OUTCOMES) == out["n_slots"]
+        assert out["n_responses"] == out["n_slots"] - out["silent"]
+        if out["hit"]:
+            pr = out["precision"] * out["recall"]
+            assert out["f1"] == pytest.approx(2 * pr / (out["precision"] + out["recall"]))
+        assert 0 <= out["f1_lo"] <= out["f1_hi"] <= 1
