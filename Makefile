@@ -16,7 +16,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || { PYBIN=$$(.ci/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,inspect]"
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	@touch $(STAMP)
 
