@@ -1,0 +1,119 @@
+"""Sampler and model checks: posterior predictive checks, rank and trace plots.
+
+Rank and trace plots are drawn here from the posterior ``xarray.DataTree`` directly (matplotlib),
+which keeps them in the paper style and independent of the plotting backends of ArviZ 1.x.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import style
+
+MAX_PARAMS = 8  # rank/trace plots show the main (lowest-dimensional) parameters, at most this many
+
+
+def posterior_dataset(posterior):
+    """The ``posterior`` group of a DataTree (or the dataset itself) as an ``xarray.Dataset``."""
+    if hasattr(posterior, "children") and "posterior" in getattr(posterior, "children", {}):
+        return posterior["posterior"].to_dataset()
+    if hasattr(posterior, "to_dataset"):
+        return posterior.to_dataset()
+    return posterior
+
+
+def main_parameters(ds, max_params: int = MAX_PARAMS) -> list[tuple[str, dict]]:
+    """(variable, coords) pairs of the scalar parameters first, then leading entries of vectors;
+    deterministic quantities with many entries are skipped."""
+    sample_dims = {"chain", "draw"}
+    names = sorted(ds.data_vars, key=lambda v: (int(np.prod([ds[v].sizes[d] for d in ds[v].dims
+                                                                if d not in sample_dims] or [1])), v))
+    out = []
+    for name in names:
+        var = ds[name]
+        extra = [d for d in var.dims if d not in sample_dims]
+        if not extra:
+            out.append((name, {}))
+        elif len(extra) == 1 and var.sizes[extra[0]] <= 4:
+            out.extend((name, {extra[0]: var[extra[0]].values[i]}) for i in range(var.sizes[extra[0]]))
+        if len(out) >= max_params:
+            break
+    return out[:max_params]
+
+
+def plot_rank_trace(posterior, width: str = "double", diagnostics: dict | None = None,
+                    max_params: int = MAX_PARAMS):
+    """Per main parameter: trace by chain (left) and rank histograms by chain (right). Uniform
+    rank histograms and overlapping traces indicate the chains mix."""
+    ds = posterior_dataset(posterior)
+    params = main_parameters(ds, max_params)
+    n = max(len(params), 1)
+    fig, axes = style.new_figure(width, 0.9 * n + 0.6, nrows=n, ncols=2, gridspec_kw={"width_ratios": [2, 1]})
+    for row, (name, sel) in enumerate(params):
+        values = np.asarray(ds[name].sel(sel).transpose("chain", "draw").values, dtype=float)
+        n_chain, n_draw = values.shape
+        ranks = stats.rankdata(values.ravel()).reshape(values.shape)
+        bins = np.linspace(0, values.size, min(20, max(n_draw // 5, 4)) + 1)
+        colours = style.OKABE_ITO
+        label = name + "".join(f"[{v}]" for v in sel.values())
+        for c in range(n_chain):
+            axes[row, 0].plot(values[c], lw=0.4, color=colours[c % len(colours)], alpha=0.8)
+            hist, _ = np.histogram(ranks[c], bins=bins)
+            axes[row, 1].step(bins[:-1], hist, where="post", color=colours[c % len(colours)], lw=0.8)
+        axes[row, 1].axhline(n_draw / (len(bins) - 1), color="black", lw=0.5, ls="--")
+        axes[row, 0].set_ylabel(label, fontsize=6, rotation=0, ha="right", va="center")
+        axes[row, 1].set_yticks([])
+    if params:
+        axes[-1, 0].set_xlabel("draw")
+        axes[-1, 1].set_xlabel("rank (all chains)")
+        axes[0, 0].set_title("trace by chain")
+        axes[0, 1].set_title("rank histogram by chain")
+    else:
+        axes[0, 0].text(0.5, 0.5, "no parameters", ha="center", transform=axes[0, 0].transAxes)
+    return style.mark_diagnostics(fig, diagnostics)
+
+
+#: column names a posterior predictive frame may use
+PPC_OBSERVED = ("observed", "obs", "observed_rate", "success_rate", "y_obs")
+PPC_PREDICTED = ("predicted", "pred", "p_pred", "predicted_rate", "ppc_mean", "mean")
+
+
+def _pick(frame: pd.DataFrame, names) -> str | None:
+    return next((n for n in names if n in frame.columns), None)
+
+
+def plot_ppc(ppc: pd.DataFrame, width: str = "single", diagnostics: dict | None = None):
+    """Posterior predictive check: observed success rate of each model × task type × clock cell
+    against the posterior predictive interval. Points near the diagonal with their intervals
+    crossing it mean the model reproduces the data."""
+    obs = _pick(ppc, PPC_OBSERVED)
+    pred = _pick(ppc, PPC_PREDICTED)
+    if obs is None or pred is None:
+        raise ValueError(f"posterior predictive frame needs an observed and a predicted column; has {list(ppc.columns)}")
+    lo = next((c for c in (pred + "_lo", "lo", "pred_lo", "predicted_lo") if c in ppc.columns), None)
+    hi = next((c for c in (pred + "_hi", "hi", "pred_hi", "predicted_hi") if c in ppc.columns), None)
+    models = sorted(ppc["model"].unique()) if "model" in ppc else []
+    palette = style.model_palette(models)
+    side = style.figure_width(width)
+    fig, axes = style.new_figure(width, min(side, 3.5) + (0.4 if len(models) <= style.MANY_MODELS else 0))
+    ax = axes[0, 0]
+    colours = [palette[m] for m in ppc["model"]] if models else "#0072B2"
+    if lo and hi:
+        ax.vlines(ppc[obs], ppc[lo], ppc[hi], colors=colours, lw=0.6, alpha=0.8)
+    ax.scatter(ppc[obs], ppc[pred], c=colours, s=8, zorder=3)
+    ax.plot([0, 1], [0, 1], color="black", lw=0.6, ls="--")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("observed success rate (cell)")
+    ax.set_ylabel("posterior predictive")
+    if models and len(models) <= style.MANY_MODELS:
+        from matplotlib.lines import Line2D
+
+        fig.legend([Line2D([], [], color=palette[m], marker="o", ls="", ms=3) for m in models], models,
+                   loc="outside lower center", ncols=min(len(models), 3), frameon=False)
+    if lo and hi:
+        inside = ((ppc[obs] >= ppc[lo]) & (ppc[obs] <= ppc[hi])).mean()
+        ax.set_title(f"{inside:.0%} of cells inside their predictive interval")
+    return style.mark_diagnostics(fig, diagnostics)
