@@ -321,14 +321,14 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
 
 
 def example_data_path() -> Path:
-    """The bundled example logs: inside the installed package, or the source tree's ``data/example``."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "data" / "example", here.parent / "data" / "example"):
-        if candidate.is_dir():
-            return candidate
+    """The bundled example logs (shipped inside the package; see :func:`rtanalysis.example_data`)."""
+    from . import example_data
     from .cli import CLIError
 
-    raise CLIError("the bundled example data is missing from this installation (rtanalysis/data/example)")
+    path = Path(str(example_data()))
+    if not path.is_dir():
+        raise CLIError(f"the bundled example data is missing from this installation ({path})")
+    return path
 
 
 def _add_fit_options(p) -> None:

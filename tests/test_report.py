@@ -1,0 +1,122 @@
+"""The written report and the ``report``/``demo`` commands: every model named, no ``nan``, text
+from logs escaped, failed diagnostics visible, the outputs where the brief puts them."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rtanalysis import cli, plots
+from rtanalysis.report import report_blocks, report_tables
+from rtanalysis.report_template import to_html, to_markdown
+from tests.report_fixtures import PDF_MAGIC, PNG_MAGIC, fit_frames, simulated
+
+NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+EVIL = "<script>alert('x')</script>&co"
+
+
+def _renamed(load, old: str, new: str):
+    ep = load.episodes.assign(model=load.episodes["model"].replace({old: new}))
+    st = load.steps.assign(model=load.steps["model"].replace({old: new}))
+    return dataclasses.replace(load, episodes=ep, steps=st)
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory):
+    """``rtanalysis demo`` (observed metrics only) run from an unrelated directory."""
+    home = tmp_path_factory.mktemp("elsewhere")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(home)
+        code = cli.main(["demo", "--out", "demo", "--no-fit", "--quiet", "--figures", "copied"])
+    return code, home
+
+
+def test_demo_runs_from_any_directory_and_names_every_model(demo_report):
+    code, home = demo_report
+    assert code == 0
+    out = home / "demo"
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    models = pd.read_parquet(out / "episodes.parquet", columns=["model"])["model"].unique()
+    assert len(models) == 6
+    for model in models:
+        assert model in md and model in html
+    assert not NAN.search(md) and not NAN.search(html)
+    assert "No model was fitted" in md
+    assert "Power for the next run" in md and "episodes per cell" in md
+
+
+def test_outputs_are_where_the_brief_puts_them(demo_report):
+    _, home = demo_report
+    out = home / "demo"
+    figures = sorted((out / "figures").iterdir())
+    assert len(figures) >= 10
+    for p in figures:
+        assert p.read_bytes().startswith(PDF_MAGIC if p.suffix == ".pdf" else PNG_MAGIC)
+        assert (home / "copied" / p.name).read_bytes() == p.read_bytes()
+    assert {p.name for p in (out / "tables").iterdir()} == {"success.csv", "success.md", "success.tex"}
+    html = (out / "report.html").read_text()
+    n_imgs = len(re.findall(r'<img alt="[^"]*" src="data:image/png;base64,', html))
+    assert n_imgs == len(list((out / "figures").glob("*.png")))
+
+
+def test_html_and_markdown_escape_log_text():
+    sim, load = simulated("mixed")
+    load = _renamed(load, "balanced", EVIL)
+    blocks = report_blocks(load, {}, None, {}, report_tables(load.episodes, {}), 0.95, 3, "abc123")
+    html = to_html(blocks, "t", Path("."))
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;&amp;co" in html
+    assert EVIL in to_markdown(blocks)
+
+
+def _blocks(preset: str, failed: bool):
+    sim, load = simulated(preset)
+    frames = fit_frames(sim, failed=failed)
+    tabs = report_tables(load.episodes, frames)
+    figure_paths = {name: f"figures/{name}.png" for name in plots.FIGURES}
+    return load, report_blocks(load, frames, None, figure_paths, tabs, 0.95, 3, "abc123")
+
+
+def test_failed_diagnostics_are_warned_in_text_and_captions():
+    _, blocks = _blocks("mixed", failed=True)
+    md = to_markdown(blocks)
+    assert md.count("⚠ Warning:") >= 1
+    assert "R-hat 1.120" in md and "divergences 7" in md
+    model_titles = {title for needs_fit, title in plots.FIGURES.values() if needs_fit}
+    figure_caps = [b["caption"] for b in blocks if b["kind"] == "figure" and b["title"] in model_titles]
+    assert figure_caps and all("Warning" in c for c in figure_caps)
+    html = to_html([b for b in blocks if b["kind"] != "figure"], "t", Path("."))
+    assert 'class="warning"' in html
+    _, ok_blocks = _blocks("mixed", failed=False)
+    assert "⚠ Warning" not in to_markdown(ok_blocks)
+
+
+def test_sixty_model_report_names_every_model_without_nan():
+    load, blocks = _blocks("leaderboard60", failed=False)
+    md = to_markdown(blocks)
+    for model in load.episodes["model"].unique():
+        assert model in md
+    assert not NAN.search(md)
+    assert "Task type: high_frequency" in md
+
+
+def test_headline_sentences_carry_observed_numbers():
+    _, load = simulated("mixed")
+    from rtanalysis.report_content import headline_sentence, observed_headline
+
+    head = observed_headline(load.episodes, "wall", 0.95)
+    row = head.iloc[0]
+    wall = load.episodes[(load.episodes["clock"] == "wall") & (load.episodes["model"] == row["model"])]
+    sentence = headline_sentence(row, "wall", posterior=False)
+    assert f"succeeds in {100 * wall['success'].mean():.0f}% [" in sentence
+    assert "of wall-clock episodes" in sentence
+
+
+def test_report_cli_rejects_bad_options(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path), "--out", str(tmp_path / "o"), "--draws", "0"]) == 2
+    assert "--draws" in capsys.readouterr().err
