@@ -18,14 +18,20 @@ LOG_2PI = float(np.log(2 * np.pi))
 #: the main parameters whose convergence decides ``diagnostics_ok``
 MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "fatality", "c0",
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma",
-               "z_model_cap", "z_type_cap", "z_model_type_cap", "z_model_lat", "z_type_lat", "z_model_type_lat",
-               "nu")
+               "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
+               "type_sigma", "nu")
 
 
 def _prior(name: str, dims=None, **fill):
     dist, kwargs, _ = PRIORS[name]
     kw = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
     return getattr(pm, dist)(name, **kw, dims=dims)
+
+
+def _scale(name: str):
+    """A group-effect scale: a fixed number (``Fixed`` in the registry) or a hyperprior RV."""
+    dist, kwargs, _ = PRIORS[name]
+    return float(kwargs["value"]) if dist == "Fixed" else _prior(name)
 
 
 def _data(name, values, dtype):
@@ -36,16 +42,17 @@ def latency_params(d: ModelData):
     """(mu, log_sigma) tensors over the full (unit, model, task_type) grid, inside a model context."""
     c0 = _prior("c0", dims="unit", center=d.log_ref["center"].to_numpy())
     s0 = _prior("s0", dims="unit", log_scale=np.log(d.log_ref["scale"].to_numpy()))
-    z_m = pm.ZeroSumNormal("z_model_lat", sigma=1.0, dims="model")
-    z_k = pm.ZeroSumNormal("z_type_lat", sigma=1.0, dims="task_type")
-    z_mk = pm.ZeroSumNormal("z_model_type_lat", sigma=1.0, dims=("model", "task_type"), n_zerosum_axes=2)
-    zs_m = pm.ZeroSumNormal("z_model_sigma", sigma=1.0, dims="model")
-    zs_k = pm.ZeroSumNormal("z_type_sigma", sigma=1.0, dims="task_type")
-    sd_m, sd_k, sd_mk = _prior("sd_model_lat"), _prior("sd_type_lat"), _prior("sd_model_type_lat")
-    sds_m, sds_k = _prior("sd_model_sigma"), _prior("sd_type_sigma")
-    mk = sd_m * z_m[:, None] + sd_k * z_k[None, :] + sd_mk * z_mk
-    mu = c0[:, None, None] + mk[None, :, :]
-    log_sigma = s0[:, None, None] + (sds_m * zs_m[:, None] + sds_k * zs_k[None, :])[None, :, :]
+    # latency cells hold hundreds of decisions: the centred form samples well there (non-centred
+    # effects with tight data make a funnel); zero-sum effects keep c0/s0 identified
+    sd_m, sd_k, sd_mk = _scale("sd_model_lat"), _scale("sd_type_lat"), _scale("sd_model_type_lat")
+    sds_m, sds_k = _scale("sd_model_sigma"), _scale("sd_type_sigma")
+    u_m = pm.ZeroSumNormal("model_lat", sigma=sd_m, dims="model")
+    v_k = pm.ZeroSumNormal("type_lat", sigma=sd_k, dims="task_type")
+    w_mk = pm.ZeroSumNormal("model_type_lat", sigma=sd_mk, dims=("model", "task_type"), n_zerosum_axes=2)
+    s_m = pm.ZeroSumNormal("model_sigma", sigma=sds_m, dims="model")
+    s_k = pm.ZeroSumNormal("type_sigma", sigma=sds_k, dims="task_type")
+    mu = c0[:, None, None] + (u_m[:, None] + v_k[None, :] + w_mk)[None, :, :]
+    log_sigma = s0[:, None, None] + (s_m[:, None] + s_k[None, :])[None, :, :]
     return mu, log_sigma
 
 
@@ -93,11 +100,11 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
 
         # ---------------- capability
         a0 = _prior("a0")
-        z_a = pm.ZeroSumNormal("z_model_cap", sigma=1.0, dims="model")
-        z_b = pm.ZeroSumNormal("z_type_cap", sigma=1.0, dims="task_type")
-        z_g = pm.ZeroSumNormal("z_model_type_cap", sigma=1.0, dims=("model", "task_type"), n_zerosum_axes=2)
-        sd_a, sd_b, sd_g = _prior("sd_model_cap"), _prior("sd_type_cap"), _prior("sd_model_type_cap")
-        eta_mk = a0 + sd_a * z_a[:, None] + sd_b * z_b[None, :] + sd_g * z_g
+        sd_a, sd_b, sd_g = _scale("sd_model_cap"), _scale("sd_type_cap"), _scale("sd_model_type_cap")
+        a_m = pm.ZeroSumNormal("model_cap", sigma=sd_a, dims="model")
+        b_k = pm.ZeroSumNormal("type_cap", sigma=sd_b, dims="task_type")
+        g_mk = pm.ZeroSumNormal("model_type_cap", sigma=sd_g, dims=("model", "task_type"), n_zerosum_axes=2)
+        eta_mk = a0 + a_m[:, None] + b_k[None, :] + g_mk
         if d.items:
             z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
             # index -1 (no task id) picks the appended 0: no item effect

@@ -47,16 +47,10 @@ def param_draws(ds, d: ModelData) -> ParamDraws:
     """From a posterior/prior dataset with (chain, draw, ...) variables."""
     g = lambda n: _flat(ds, n)  # noqa: E731
     S = g("a0").shape[0]
-    mk = (g("sd_model_lat")[:, None, None] * g("z_model_lat")[:, :, None]
-          + g("sd_type_lat")[:, None, None] * g("z_type_lat")[:, None, :]
-          + g("sd_model_type_lat")[:, None, None] * g("z_model_type_lat"))
+    mk = g("model_lat")[:, :, None] + g("type_lat")[:, None, :] + g("model_type_lat")
     mu = g("c0")[:, :, None, None] + mk[:, None]
-    ls = (g("s0")[:, :, None, None]
-          + (g("sd_model_sigma")[:, None, None] * g("z_model_sigma")[:, :, None]
-             + g("sd_type_sigma")[:, None, None] * g("z_type_sigma")[:, None, :])[:, None])
-    eta = (g("a0")[:, None, None] + g("sd_model_cap")[:, None, None] * g("z_model_cap")[:, :, None]
-           + g("sd_type_cap")[:, None, None] * g("z_type_cap")[:, None, :]
-           + g("sd_model_type_cap")[:, None, None] * g("z_model_type_cap"))
+    ls = g("s0")[:, :, None, None] + (g("model_sigma")[:, :, None] + g("type_sigma")[:, None, :])[:, None]
+    eta = g("a0")[:, None, None] + g("model_cap")[:, :, None] + g("type_cap")[:, None, :] + g("model_type_cap")
     if d.items:
         item = np.concatenate([g("sd_item_cap")[:, None] * g("z_item_cap"), np.zeros((S, 1))], axis=1)
     else:

@@ -56,16 +56,27 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
 
 
 def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool):
-    """Run NUTS; ``nutpie`` (default, compiled with numba) or PyMC's own ``pymc`` sampler."""
+    """Run NUTS: ``nutpie`` (default; its Rust sampler on a C-compiled, disk-cached PyTensor
+    log-density, see :mod:`.sampler`) or PyMC's own ``pymc`` sampler. Seeded: same seed, same draws."""
     import pymc as pm
 
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    cores = min(chains, os.cpu_count() or 1)
+    if sampler == "nutpie":
+        import nutpie
+
+        from .sampler import compile_model_c
+
+        compiled = compile_model_c(model)
+        if progress:
+            print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
+        return nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores, seed=seed,
+                             progress_bar=progress)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=min(chains, os.cpu_count() or 1),
-                         random_seed=seed, nuts_sampler=sampler, progressbar=progress, model=model,
-                         compute_convergence_checks=False)
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                         nuts_sampler="pymc", progressbar=progress, model=model, compute_convergence_checks=False)
 
 
 def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,

@@ -11,20 +11,23 @@ from __future__ import annotations
 PRIORS: dict[str, tuple[str, dict, str]] = {
     # capability: logit p_cap = a0 + a_m + b_k + g_mk + d_i
     "a0": ("Normal", {"mu": 0.0, "sigma": 1.5}, "baseline logit of capability; ±3 covers p 0.05–0.95"),
-    "sd_model_cap": ("HalfNormal", {"sigma": 1.0}, "spread of models' capability (logit)"),
-    "sd_type_cap": ("HalfNormal", {"sigma": 1.0}, "spread of task types' difficulty (logit)"),
-    "sd_model_type_cap": ("HalfNormal", {"sigma": 1.0}, "model × task-type interaction (logit)"),
+    # models and task types are few (2-10) and data-rich: a hierarchical SD over 2-3 levels is not
+    # estimable and makes a funnel NUTS cannot sample, so their zero-sum effects get a fixed,
+    # weakly informative scale ("Fixed"); the interaction and the items keep hierarchical SDs
+    "sd_model_cap": ("Fixed", {"value": 1.5}, "models' capability effects, zero-sum, Normal(0, 1.5) logit"),
+    "sd_type_cap": ("Fixed", {"value": 1.5}, "task types' difficulty effects, zero-sum, Normal(0, 1.5) logit"),
+    "sd_model_type_cap": ("Fixed", {"value": 1.0}, "model × task-type interaction, zero-sum, Normal(0, 1) logit"),
     "sd_item_cap": ("HalfNormal", {"sigma": 1.0}, "spread of items (tasks) within types (logit)"),
     # timing fatality: P(one missed window kills the episode)
     "fatality": ("Beta", {"alpha": 1.0, "beta": 1.0}, "uniform: no prior view on how forgiving a task is"),
     # latency: log L ~ Normal(c0[unit] + u_m + v_k + w_mk, exp(s0[unit] + s_m + s_k))
     "c0": ("Normal", {"mu": "center", "sigma": 2.0}, "log-latency intercept per time unit (e² ≈ 7× either way)"),
-    "sd_model_lat": ("HalfNormal", {"sigma": 1.0}, "spread of models' typical log-latency"),
-    "sd_type_lat": ("HalfNormal", {"sigma": 1.0}, "spread of task types' typical log-latency"),
-    "sd_model_type_lat": ("HalfNormal", {"sigma": 0.5}, "model × task-type log-latency interaction"),
+    "sd_model_lat": ("Fixed", {"value": 1.5}, "models' log-latency effects, zero-sum, Normal(0, 1.5)"),
+    "sd_type_lat": ("Fixed", {"value": 1.5}, "task types' log-latency effects, zero-sum, Normal(0, 1.5)"),
+    "sd_model_type_lat": ("Fixed", {"value": 1.0}, "model × task-type log-latency interaction, zero-sum, Normal(0, 1)"),
     "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0}, "log of the within-cell SD of log-latency"),
-    "sd_model_sigma": ("HalfNormal", {"sigma": 0.5}, "spread of models' log-SD"),
-    "sd_type_sigma": ("HalfNormal", {"sigma": 0.5}, "spread of task types' log-SD"),
+    "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
+    "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
     # heavier-tailed variant
     "nu": ("Gamma", {"alpha": 2.0, "beta": 0.1}, "Student-t degrees of freedom (Juárez & Steel 2010)"),
 }
