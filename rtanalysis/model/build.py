@@ -56,20 +56,28 @@ def latency_params(d: ModelData):
     return mu, log_sigma
 
 
+def _pad(table, zero_row: dict):
+    """``table``, or one row that contributes nothing (zero counts) when it is empty."""
+    import pandas as pd
+
+    return table if len(table) else pd.DataFrame({k: [v] for k, v in zero_row.items()})
+
+
 def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` is ``normal`` (sufficient statistics) or ``t``
     (Student-t on binned log-latency)."""
     if latency_family not in ("normal", "t"):
         raise ValueError(f"latency_family must be 'normal' or 't', got {latency_family!r}")
-    coords = {"model": d.models, "task_type": d.task_types, "unit": d.units}
-    if d.items:
-        coords["item"] = d.items
+    # one graph structure for every dataset: an empty table becomes one zero-count row (adds 0 to
+    # the log-density) and a dataset without task ids gets one unused item, so the compiled
+    # log-density (PyTensor's on-disk cache) is reused across datasets of any size
+    coords = {"model": d.models, "task_type": d.task_types, "unit": d.units, "item": d.items or ["<none>"]}
     with pm.Model(coords=coords) as model:
         # ---------------- latency
         # model/type effects are zero-sum (ZeroSumNormal): the intercepts are then identified, which
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
         mu_g, ls_g = latency_params(d)
-        L = d.latency
+        L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0})
         cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
         mu = mu_g[cu, cm, ck]
         log_sigma = ls_g[cu, cm, ck]
@@ -87,8 +95,8 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
             probs = pt.clip(cdf[:, 1:] - cdf[:, :-1], 1e-12, 1.0)
             counts = _data("lat_bins", d.binned.to_numpy(), "float64")
             pm.Potential("latency_obs", pt.sum(counts * pt.log(probs)))
-        if len(d.censored):
-            C = d.censored
+        if True:
+            C = _pad(d.censored, {"cell": 0, "log_close": 0.0, "count": 0})
             cell = _data("cens_cell", C["cell"], "int64")
             log_c = _data("cens_log_close", C["log_close"], "float64")
             count = _data("cens_count", C["count"], "float64")
@@ -105,31 +113,28 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
         b_k = pm.ZeroSumNormal("type_cap", sigma=sd_b, dims="task_type")
         g_mk = pm.ZeroSumNormal("model_type_cap", sigma=sd_g, dims=("model", "task_type"), n_zerosum_axes=2)
         eta_mk = a0 + a_m[:, None] + b_k[None, :] + g_mk
-        if d.items:
-            z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
-            # index -1 (no task id) picks the appended 0: no item effect
-            item_eff = pt.concatenate([_prior("sd_item_cap") * z_d, pt.zeros(1)])
-        else:
-            item_eff = pt.zeros(1)
+        z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
+        # index -1 (no task id) picks the appended 0: no item effect
+        item_eff = pt.concatenate([_prior("sd_item_cap") * z_d, pt.zeros(1)])
         fatality = _prior("fatality", dims="task_type")
         log1m_f = pt.log1p(-fatality)
 
-        U = d.unlabelled
-        if len(U):
+        U = _pad(d.unlabelled, {"m": 0, "k": 0, "i": -1, "M": 0, "n": 0, "y": 0})
+        if True:
             m, k, i = (_data(f"unl_{c}", U[c], "int64") for c in ("m", "k", "i"))
             M, n, y = (_data(f"unl_{c}", U[c], "float64") for c in ("M", "n", "y"))
             log_p = (-pt.softplus(-(eta_mk[m, k] + item_eff[i]))) + M * log1m_f[k]
             log_q = pt.log1mexp(pt.minimum(log_p, -1e-12))
             pm.Potential("success_unlabelled", pt.sum(y * log_p + (n - y) * log_q))
-        CL = d.cap_labelled
-        if len(CL):
+        CL = _pad(d.cap_labelled, {"m": 0, "k": 0, "i": -1, "n": 0, "capable": 0})
+        if True:
             m, k, i = (_data(f"cap_{c}", CL[c], "int64") for c in ("m", "k", "i"))
             n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
             eta = eta_mk[m, k] + item_eff[i]
             pm.Potential("capable_labelled",
                          pt.sum(c * (-pt.softplus(-(eta))) + (n - c) * (-pt.softplus(-(-eta)))))
-        TL = d.timing_labelled
-        if len(TL):
+        TL = _pad(d.timing_labelled, {"k": 0, "M": 0, "n": 0, "y": 0})
+        if True:
             k = _data("tim_k", TL["k"], "int64")
             M, n, y = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
             p = LEAK + (1 - 2 * LEAK) * pt.exp(M * log1m_f[k])

@@ -80,7 +80,7 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
 
 
 def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
-        latency_family: str = "auto", progress: bool = True, tune: int | None = None,
+        latency_family: str = "normal", progress: bool = True, tune: int | None = None,
         sampler: str = "nutpie") -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
@@ -99,7 +99,7 @@ def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float
     episodes, steps = _as_frames(data)
     d = aggregate(episodes, steps)
     tune = draws if tune is None else tune
-    families = ("normal", "t") if latency_family == "auto" else (latency_family,)
+    families = ("normal",) if latency_family == "auto" else (latency_family,)
     fits = {}
     t0 = time.time()
     for fam in families:
@@ -109,10 +109,6 @@ def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float
         fits[fam] = (model, sample_model(model, draws, tune, chains, seed, sampler, progress))
     loo = None
     chosen = families[0]
-    if len(families) > 1:
-        from .loo import compare_families
-
-        loo, chosen = compare_families(d, {f: fits[f][1] for f in families})
     model, idata = fits[chosen]
     names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
     diag, table = diagnose(idata, names)

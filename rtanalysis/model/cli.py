@@ -1,0 +1,82 @@
+"""``rtanalysis fit`` and ``rtanalysis calibrate`` subcommands."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_cli(subparsers) -> None:
+    p = subparsers.add_parser("fit", help="fit the capability × timing model; write the decomposition",
+                              description="Fit the hierarchical capability × timing model to rtlog files "
+                                          "and write decomposition.csv, counterfactuals.csv, "
+                                          "diagnostics.json and posterior.nc.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--tune", type=int, default=None, help="tuning steps per chain (default: = draws)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--interval", type=float, default=0.95)
+    p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"))
+    p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc"))
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=_fit)
+
+    c = subparsers.add_parser("calibrate", help="simulate a design, fit it repeatedly, report coverage and error",
+                              description="Simulate from a design preset (rtanalysis.simulate), fit each "
+                                          "replicate and report interval coverage and mean absolute error "
+                                          "per quantity.")
+    c.add_argument("--preset", required=True)
+    c.add_argument("--reps", type=int, default=5)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--out", default=None, help="directory for calibration.csv")
+    c.add_argument("--draws", type=int, default=500)
+    c.add_argument("--chains", type=int, default=2)
+    c.add_argument("--interval", type=float, default=0.9)
+    c.add_argument("--unlabelled", action="store_true")
+    c.set_defaults(func=_calibrate)
+
+
+def _fit(args) -> int:
+    from ..cli import CLIError
+    from .. import load
+    from .fit import fit
+
+    if args.draws < 1 or args.chains < 1:
+        raise CLIError("--draws and --chains must be >= 1")
+    if not 0 < args.interval < 1:
+        raise CLIError(f"--interval must be in (0, 1), got {args.interval}")
+    lr = load(args.paths)
+    if len(lr.episodes) == 0:
+        raise CLIError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")
+    if not args.quiet:
+        print(str(lr), file=sys.stderr)
+    res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, interval=args.interval,
+              latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet)
+    out = res.to_dir(args.out)
+    d = res.diagnostics
+    status = "ok" if d["ok"] else "NOT CONVERGED (see diagnostics.json; do not report these numbers)"
+    print(f"diagnostics: {status}; max R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
+          f"min tail ESS {d['min_ess_tail']:.0f}, divergences {d['n_divergent']}")
+    print(f"wrote {out}/decomposition.csv, counterfactuals.csv, diagnostics.json, posterior.nc")
+    return 0
+
+
+def _calibrate(args) -> int:
+    from ..cli import CLIError
+    from .calibrate import calibrate
+
+    try:
+        table = calibrate(args.preset, reps=args.reps, seed=args.seed, draws=args.draws, chains=args.chains,
+                          interval=args.interval, labelled=not args.unlabelled, progress=True)
+    except KeyError as e:
+        raise CLIError(str(e)) from None
+    print(table.to_string(index=False))
+    if args.out:
+        from pathlib import Path
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out / "calibration.csv", index=False)
+        print(f"wrote {out}/calibration.csv")
+    return 0
