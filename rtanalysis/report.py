@@ -49,6 +49,31 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
     return model_hash(episodes, steps)
 
 
+def cached_fit(load_result, path, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
+               progress: bool = False, **fit_options):
+    """Fit the model, or reuse the fit pickled at ``path`` when it was made from the same data
+    (same data hash) with the same draws, chains, seed and interval; the notebooks share one fit
+    this way. Only load pickles you wrote yourself."""
+    import pickle
+
+    from .model import fit as fit_fn
+
+    path = Path(path)
+    key = {"data_hash": data_hash(load_result.episodes, load_result.steps), "draws": draws, "chains": chains,
+           "seed": seed, "interval": interval, **fit_options}
+    if path.exists():
+        with open(path, "rb") as fh:
+            stored_key, fit = pickle.load(fh)
+        if stored_key == key:
+            return fit
+    fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, interval=interval, progress=progress,
+                 **fit_options)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        pickle.dump((key, fit), fh)
+    return fit
+
+
 # --------------------------------------------------------------------------------------------
 # tables
 

@@ -171,7 +171,7 @@ CAPTIONS = {
            if c["fit"] else "95% Wilson intervals of the success share.")),
     "latency_ecdf": lambda c: (
         "Empirical distribution of decision latency per model, one panel per task type; the dashed line marks the "
-        "median window close." + (" With many models: median and interquartile range, models ranked by "
+        "median window close and a dotted line the median window opening where windows open late." + (" With many models: median and interquartile range, models ranked by "
                                   "median latency." if c["many"] else "")),
     "paused_vs_wall": lambda c: (
         "Success with the environment paused during inference (timing cannot fail) versus the timed clocks, per "

@@ -16,7 +16,7 @@ NAMES = ["01_load_and_validate", "02_metrics", *sorted(FITTING)]
 def _run(name: str, tmp_path: Path) -> dict:
     import papermill as pm
 
-    out = tmp_path / f"{name}.ipynb"
+    out = tmp_path / f"{name}.out.ipynb"
     pm.execute_notebook(str(NOTEBOOKS / f"{name}.ipynb"), str(out), kernel_name="python3", cwd=str(NOTEBOOKS),
                         parameters={"output_dir": str(tmp_path / "out"), "draws": 60, "chains": 2, "seed": 1},
                         progress_bar=False)
@@ -46,11 +46,12 @@ def test_notebook_runs(name, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(FITTING))
-def test_fitting_notebook_runs(name, tmp_path):
-    nb = _run(name, tmp_path)
-    errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors
-    if name == "05_paper_figures":
-        assert (tmp_path / "out" / "paper" / "report.html").exists()
-        assert (tmp_path / "out" / "paper" / "figures" / "rank_trace.pdf").exists()
+def test_fitting_notebooks_run_in_order_sharing_one_fit(tmp_path):
+    for name in sorted(FITTING):
+        nb = _run(name, tmp_path)
+        errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        assert not errors, name
+    assert (tmp_path / "out" / "fit.pkl").exists()
+    assert (tmp_path / "out" / "fit" / "decomposition.csv").exists()
+    assert (tmp_path / "out" / "paper" / "report.html").exists()
+    assert (tmp_path / "out" / "paper" / "figures" / "rank_trace.pdf").exists()

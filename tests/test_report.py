@@ -120,3 +120,37 @@ def test_headline_sentences_carry_observed_numbers():
 def test_report_cli_rejects_bad_options(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path), "--out", str(tmp_path / "o"), "--draws", "0"]) == 2
     assert "--draws" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def fitted_report(tmp_path_factory):
+    """One real (small) fit of the example data, reported."""
+    import rtanalysis
+    from rtanalysis.report import write_report
+
+    load = rtanalysis.load(rtanalysis.example_data())
+    fit = rtanalysis.fit(load, draws=60, chains=2, seed=5, latency_family="normal", progress=False)
+    out = tmp_path_factory.mktemp("fitted")
+    return load, fit, write_report(load, out, fit=fit, seed=5)
+
+
+@pytest.mark.slow
+def test_report_from_a_real_fit(fitted_report):
+    from rtanalysis import tables
+
+    load, fit, paths = fitted_report
+    md = paths["markdown"].read_text()
+    for model in load.episodes["model"].unique():
+        assert model in md
+    assert not NAN.search(md) and not NAN.search(paths["html"].read_text())
+    assert "halving its latency would" in md and "of wall-clock episodes" in md
+    assert fit.data_hash in md and "Seed 5" in md
+    if not fit.diagnostics["ok"]:  # 60 draws rarely pass the thresholds: the warning must show
+        assert "⚠ Warning" in md
+    names = {p.stem for p in paths["figures"]}
+    assert {"counterfactuals", "forest", "rank_trace", "failure_decomposition"} <= names
+    dec = fit.decomposition()
+    table = tables.expand_intervals(tables.read_markdown((paths["markdown"].parent / "tables" / "decomposition.md").read_text()))
+    assert len(table) == len(dec)
+    merged = table.merge(dec, on=["model", "task_type", "clock"], suffixes=("_t", ""))
+    assert (merged["p_success_t"] - merged["p_success"]).abs().max() <= 0.005 + 1e-9

@@ -123,13 +123,22 @@ def _row_labels(frame: pd.DataFrame) -> pd.Series:
 
 
 def clock_contrast(episodes: pd.DataFrame, decomposition: pd.DataFrame | None = None, level: float = 0.95) -> pd.DataFrame:
-    """Success per model × task type × clock: posterior when the decomposition has paused rows,
-    otherwise observed with Wilson intervals. Columns ``rate, lo, hi, source``."""
-    if decomposition is not None and (decomposition["clock"] == "paused").any():
-        d = decomposition.rename(columns={"p_success": "rate", "p_success_lo": "lo", "p_success_hi": "hi"})
-        return d[["model", "task_type", "clock", "rate", "lo", "hi"]].assign(source="posterior")
-    return success_rates(episodes, level=level)[["model", "task_type", "clock", "rate", "lo", "hi"]].assign(
-        source="observed")
+    """Success per model × task type × clock, columns ``rate, lo, hi, source``: from the posterior
+    when a decomposition is given (the paused clock's success is ``p_capable``: timing cannot fail
+    there), otherwise observed with Wilson intervals."""
+    keys = ["model", "task_type", "clock"]
+    if decomposition is not None and len(decomposition):
+        d = decomposition
+        timed = d[d["clock"] != "paused"].rename(columns={"p_success": "rate", "p_success_lo": "lo", "p_success_hi": "hi"})
+        paused = d[d["clock"] == "paused"].rename(columns={"p_success": "rate", "p_success_lo": "lo", "p_success_hi": "hi"})
+        if paused.empty:
+            paused = (d[d["clock"] != "paused"].sort_values("clock", key=lambda c: c != "wall")
+                      .drop_duplicates(["model", "task_type"])
+                      .rename(columns={"p_capable": "rate", "p_capable_lo": "lo", "p_capable_hi": "hi"})
+                      .assign(clock="paused"))
+        both = pd.concat([paused[keys + ["rate", "lo", "hi"]], timed[keys + ["rate", "lo", "hi"]]], ignore_index=True)
+        return both.assign(source="posterior")
+    return success_rates(episodes, level=level)[keys + ["rate", "lo", "hi"]].assign(source="observed")
 
 
 def plot_paused_vs_wall(episodes: pd.DataFrame, decomposition: pd.DataFrame | None = None, width: str = "double",

@@ -163,6 +163,11 @@ def _mark_windows(ax, sub: pd.DataFrame) -> None:
         ax.axvline(close, color="black", lw=0.7, ls="--")
         ax.annotate("window close", (close, 0.02), xycoords=("data", "axes fraction"), fontsize=6,
                     rotation=90, ha="right", va="bottom")
+    opens = sub["window_open"].dropna() if "window_open" in sub else []
+    if len(opens) and float(opens.median()) > 0:  # a late-opening window: answers before it are too early
+        ax.axvline(float(opens.median()), color="black", lw=0.7, ls=":")
+        ax.annotate("window opens", (float(opens.median()), 0.98), xycoords=("data", "axes fraction"), fontsize=6,
+                    rotation=90, ha="right", va="top")
 
 
 def _unit(sub: pd.DataFrame) -> str:
