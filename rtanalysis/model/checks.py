@@ -25,7 +25,11 @@ def prior_params(d, latency_family: str, draws: int, seed: int) -> ParamDraws:
     from .build import build_model
 
     model = build_model(d, latency_family)
-    idata = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)
+    import warnings
+
+    with warnings.catch_warnings():  # the likelihood is all potentials: no data enters the prior
+        warnings.filterwarnings("ignore", message=".*Potentials.*")
+        idata = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)
     return param_draws(idata["prior"], d)
 
 

@@ -1,0 +1,127 @@
+"""fit() contracts: tables' columns, degenerate data, paused-only cells, reproducibility,
+diagnostics that flag an under-sampled fit, predictive checks, the frequentist cross-check."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rtanalysis.model.fit import COUNTERFACTUAL_COLUMNS, DECOMPOSITION_COLUMNS
+
+from .model_fixtures import TOY_DRAWS, degenerate_data, degenerate_fit, toy_data, toy_fit
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
+
+
+def test_decomposition_columns_and_rows():
+    res = toy_fit(True)
+    dec = res.decomposition()
+    assert list(dec.columns[: len(DECOMPOSITION_COLUMNS)]) == DECOMPOSITION_COLUMNS
+    # toy: 3 models x 2 types, clocks wall + paused -> only the timed clock gets a row
+    assert len(dec) == 6 and set(dec["clock"]) == {"wall"}
+    for q in ("p_success", "p_capable", "p_timely", "share_timing"):
+        assert ((dec[f"{q}_lo"] <= dec[q]) & (dec[q] <= dec[f"{q}_hi"])).all()
+    np.testing.assert_allclose(dec["p_on_time"] + dec["p_early"] + dec["p_late"], 1.0, atol=1e-9)
+
+
+def test_counterfactuals_scale_monotone_and_as_models():
+    res = toy_fit(False)
+    cf = res.counterfactuals(lambdas=(0.25, 1, 4))
+    assert list(cf.columns) == COUNTERFACTUAL_COLUMNS
+    sc = cf[cf["scenario"] == "scale"].pivot_table(index=["model", "task_type"], columns="lambda", values="p_success")
+    assert (sc[0.25] >= sc[1.0] - 1e-9).all() and (sc[1.0] >= sc[4.0] - 1e-9).all()
+    # lambda = 1 reproduces the decomposition
+    dec = res.decomposition().set_index(["model", "task_type"])["p_success"]
+    np.testing.assert_allclose(sc[1.0].to_numpy(), dec.loc[sc.index].to_numpy())
+    assert {"as:model-a", "as:model-b", "as:model-c"} <= set(cf["scenario"])
+    # borrowing the fastest model's latency cannot hurt a slower model's timing
+    fast = cf[(cf["scenario"] == "as:model-a") & (cf["model"] == "model-b")].set_index("task_type")["p_success"]
+    assert (fast >= dec.loc["model-b"].loc[fast.index] - 0.01).all()
+
+
+def test_compare_and_draws():
+    res = toy_fit(False)
+    c = res.compare("p_timely", a="model-a", b="model-b")
+    assert set(c["task_type"]) == {"high_frequency", "long_horizon"}
+    hf = c.set_index("task_type").loc["high_frequency"]
+    assert hf["p_a_gt_b"] > 0.99 and hf["diff_lo"] > 0  # model-a is much faster
+    dr = res.draws("p_success")
+    assert len(dr) == 6 * 600 and {"model", "task_type", "clock", "draw", "value"} <= set(dr.columns)
+    sc = res.success_curve(lambdas=(0.5, 1, 2))
+    assert {"rel_latency", "p_success", "p_success_lo", "p_success_hi"} <= set(sc.columns)
+
+
+def test_degenerate_data_no_crash_and_honest_intervals():
+    res = degenerate_fit()
+    dec = res.decomposition().set_index(["model", "task_type", "clock"])
+    assert dec[["p_success", "p_capable", "p_timely"]].notna().all().all()
+    never = dec.loc[("never", "common", "wall")]
+    always = dec.loc[("always", "common", "wall")]
+    assert never["p_success"] < 0.2 and always["p_success"] > 0.8
+    one = dec.loc[("half", "lonely", "wall")]  # one episode: wide interval
+    assert one["p_capable_hi"] - one["p_capable_lo"] > 0.4
+    nolat = dec.loc[("always", "nolat", "wall")]  # no latencies: timing from the prior only, wide
+    assert nolat["p_capable_hi"] - nolat["p_capable_lo"] > 0.3
+
+
+def test_paused_only_cell_row():
+    dec = degenerate_fit().decomposition()
+    row = dec[(dec["model"] == "never") & (dec["task_type"] == "pausedonly")]
+    assert len(row) == 1 and row["clock"].iloc[0] == "paused"
+    assert (row[["p_timely", "p_timely_lo", "p_timely_hi"]] == 1.0).all().all()
+    assert (row[["share_timing", "share_timing_lo", "share_timing_hi"]] == 0.0).all().all()
+    np.testing.assert_allclose(row["p_success"], row["p_capable"])
+
+
+def test_same_data_and_seed_identical_tables():
+    from rtanalysis import fit
+
+    a = fit(toy_data(False), **TOY_DRAWS)
+    b = toy_fit(False)
+    assert a.data_hash == b.data_hash
+    assert a.decomposition().equals(b.decomposition())
+    assert a.counterfactuals(lambdas=(0.5, 2)).equals(b.counterfactuals(lambdas=(0.5, 2)))
+
+
+def test_undersampled_fit_is_flagged():
+    from rtanalysis import fit
+
+    res = fit(toy_data(False), draws=20, chains=1, tune=20, seed=0, progress=False)
+    assert res.diagnostics["ok"] is False
+    assert not res.decomposition()["diagnostics_ok"].any()
+    t = res.diagnostics_table()
+    assert {"param", "rhat", "ess_bulk", "ess_tail"} <= set(t.columns)
+
+
+def test_prior_predictive_covers_plausible_success_rates():
+    res = toy_fit(False)
+    pp = res.prior_predictive(draws=300)
+    s = pp[pp["check"] == "success_rate"]
+    # weakly informative: every row's prior predictive interval spans most of (0, 1) ...
+    assert (s["predicted_lo"] <= 0.05).all() and (s["predicted_hi"] >= 0.9).all()
+    # ... and over the rows together it covers (0.05, 0.95)
+    assert s["predicted_lo"].min() <= 0.05 and s["predicted_hi"].max() >= 0.95
+
+
+def test_posterior_predictive_check():
+    res = toy_fit(False)
+    ppc = res.ppc()
+    s = ppc[ppc["check"] == "success_rate"]
+    assert s["covered"].mean() >= 0.8
+    lat = ppc[ppc["check"].str.startswith("log_latency")]
+    assert len(lat) and lat["covered"].mean() >= 0.7
+
+
+def test_frequentist_cross_check_agrees():
+    fr = toy_fit(False).frequentist()
+    assert {"p_capable", "p_success", "median_latency"} <= set(fr["quantity"])
+    assert fr["disagree"].mean() <= 0.1, fr[fr["disagree"]]
+
+
+def test_to_dir_writes_the_files(tmp_path):
+    res = toy_fit(True)
+    out = res.to_dir(tmp_path / "fit")
+    for f in ("decomposition.csv", "counterfactuals.csv", "diagnostics.json", "posterior.nc"):
+        assert (out / f).exists()
+    info = json.loads((out / "diagnostics.json").read_text())
+    assert info["seed"] == 0 and info["data_hash"] == res.data_hash and "rtanalysis_version" in info
