@@ -1,0 +1,33 @@
+"""``rtanalysis fit`` / ``rtanalysis calibrate`` command lines."""
+
+import json
+
+import orjson
+import pandas as pd
+import pytest
+
+from rtanalysis.cli import main
+from rtanalysis.model.toy import ToyDesign, toy_records
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
+
+
+def test_fit_cli_writes_outputs(tmp_path, capsys):
+    log = tmp_path / "toy.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(r) for r in toy_records(ToyDesign(), 20, seed=5, labelled=False)))
+    out = tmp_path / "fit"
+    rc = main(["fit", str(log), "--out", str(out), "--draws", "100", "--chains", "2", "--seed", "3"])
+    assert rc == 0
+    text = capsys.readouterr()
+    assert "diagnostics:" in text.out and "compiling model" in text.err
+    dec = pd.read_csv(out / "decomposition.csv")
+    assert len(dec) == 6 and dec["p_success"].between(0, 1).all()
+    info = json.loads((out / "diagnostics.json").read_text())
+    assert info["draws"] == 100 and info["chains"] == 2 and info["seed"] == 3
+    assert (out / "posterior.nc").stat().st_size > 0
+
+
+def test_fit_cli_bad_arguments(tmp_path, capsys):
+    assert main(["fit", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o")]) == 2
+    assert main(["calibrate", "--preset", "no-such-preset", "--reps", "1"]) == 2
+    assert "no-such-preset" in capsys.readouterr().err

@@ -1,0 +1,65 @@
+"""Recovery of known truth: simulated data, fitted; truth inside the posterior intervals."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rtanalysis.model.calibrate import score_fit
+
+from .model_fixtures import toy_fit, truth
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
+QUANTITIES = ("p_capable", "p_timely", "share_timing")
+
+
+@pytest.mark.parametrize("labelled", [True, False], ids=["labelled", "unlabelled"])
+def test_truth_within_99_interval_and_close_in_sds(labelled):
+    res = toy_fit(labelled)
+    dec = res.decomposition(interval=0.99)
+    tr = truth()
+    s = score_fit(dec, tr)
+    for q in QUANTITIES:
+        sq = s[(s["quantity"] == q) & (s["clock"] != "paused")]
+        assert sq["covered"].mean() >= 0.9, (q, sq)
+    # |mean - truth| <= 3 posterior SDs on average
+    d = res.draws("share_timing").groupby(["model", "task_type", "clock"])["value"].std().rename("sd").reset_index()
+    m = dec.merge(tr, on=["model", "task_type", "clock"], suffixes=("", "_true")).merge(d, on=["model", "task_type", "clock"])
+    m = m[m["clock"] != "paused"]
+    z = (m["share_timing"] - m["share_timing_true"]).abs() / m["sd"]
+    assert z.mean() <= 3, m
+
+
+def test_decomposition_agrees_with_the_labels():
+    """Labelled data: the model's timing share of failures vs the observed one (failures with no
+    wrong decision but a miss, over all failures) — within the posterior interval widened by the
+    observed proportion's binomial SE."""
+    res = toy_fit(True)
+    dec = res.decomposition(interval=0.99)
+    ep = res._episodes
+    timed = ep[ep["clock"] != "paused"]
+    fails = timed[~timed["success"]]
+    obs = (fails.groupby(["model", "task_type", "clock"])["failure_type"]
+           .agg(lambda f: (f == "timing").mean()).rename("observed").reset_index())
+    n = fails.groupby(["model", "task_type", "clock"]).size().rename("n_fail").reset_index()
+    m = dec.merge(obs, on=["model", "task_type", "clock"]).merge(n, on=["model", "task_type", "clock"])
+    se = np.sqrt(m["observed"].clip(0.02, 0.98) * (1 - m["observed"].clip(0.02, 0.98)) / m["n_fail"])
+    inside = (m["observed"] >= m["share_timing_lo"] - 2.6 * se) & (m["observed"] <= m["share_timing_hi"] + 2.6 * se)
+    assert inside.mean() >= 0.9, m[["model", "task_type", "observed", "share_timing", "share_timing_lo", "share_timing_hi"]]
+
+
+def test_fatality_and_latency_recovered():
+    res = toy_fit(False)
+    p = res._params
+    from rtanalysis.model.toy import ToyDesign
+
+    design = ToyDesign()
+    for k, name in enumerate(res.data.task_types):
+        f = p.fatality[:, k]
+        true_f = design.task_types[name][3]
+        lo, hi = np.quantile(f, [0.005, 0.995])
+        assert lo <= true_f <= hi, (name, lo, hi, true_f)
+    for m, name in enumerate(res.data.models):
+        for k, tname in enumerate(res.data.task_types):
+            mu = p.mu[:, 0, m, k]
+            true_mu = design.models[name][1] + design.task_types[tname][1]
+            assert abs(mu.mean() - true_mu) <= 4 * mu.std() + 0.02, (name, tname, mu.mean(), true_mu)
