@@ -133,7 +133,7 @@ def headline_sentence(row, clock: str, posterior: bool) -> str:
                      f"failures are timing failures{kind}")
     if posterior and finite(row.get("p_success_half_latency")):
         parts.append("halving its latency would "
-                     + ("raise" if row["p_success_half_latency"] >= row["p_success"] else "change")
+                     + ("raise" if row["p_success_half_latency"] >= row["p_success"] else "lower")
                      + " success to "
                      + pct_interval(row["p_success_half_latency"], row["p_success_half_latency_lo"],
                                     row["p_success_half_latency_hi"]))
@@ -160,7 +160,8 @@ CAPTIONS = {
     "success_vs_latency": lambda c: (
         "Observed success rate by the episode's median decision latency relative to its validity window "
         "(1 = the window closes; dashed line), in bins, with 95% Wilson intervals"
-        + ("; lines and bands: the model's posterior success curve" if c["fit"] else "")
+        + ("; lines and bands: the model's posterior success curve (solid: wall clock, dashed: step clock)"
+           if c["fit"] else "")
         + ", one panel per task type. Success that falls as latency approaches the window marks timing failures."
         + (" With many models, a heatmap: rows are models ranked by success." if c["many"] else "")),
     "failure_decomposition": lambda c: (
@@ -188,8 +189,9 @@ CAPTIONS = {
         "from at least 5 episodes at risk). Right: share of decisions that used a fallback action, with 95% Wilson "
         "intervals."),
     "ppc": lambda c: (
-        "Posterior predictive check: observed success rate of each model × task type × clock cell against the "
-        "posterior predictive mean and interval; cells on the diagonal are reproduced by the model."),
+        "Posterior predictive check: observed success rate of each model × task type × clock cell (and, where "
+        "available, the 10th, 50th and 90th percentiles of log latency) against the posterior predictive mean and "
+        "interval; cells whose interval crosses the diagonal are reproduced by the model."),
     "rank_trace": lambda c: (
         "Trace and rank plots of the main parameters, one colour per chain; overlapping traces and flat rank "
         "histograms indicate that the chains mixed."),

@@ -65,6 +65,14 @@ def fit_frames(sim, failed: bool = False, seed: int = 0) -> dict:
     ppc = dec[["model", "task_type", "clock", "success_rate"]].rename(columns={"success_rate": "observed"})
     ppc["predicted"] = dec["p_success"].to_numpy()
     ppc["predicted_lo"], ppc["predicted_hi"] = _band(ppc["predicted"], 0.08)
+    ppc["check"] = "success_rate"
+    lat = truth[["model", "task_type", "median_latency"]].drop_duplicates(["model", "task_type"])
+    qs = [lat.assign(check=f"log_latency_{q}", clock="s", observed=np.log(lat["median_latency"]) + shift)
+          for q, shift in (("p10", -0.6), ("p50", 0.0), ("p90", 0.6))]
+    lat_ppc = pd.concat(qs, ignore_index=True).drop(columns="median_latency")
+    lat_ppc["predicted"] = lat_ppc["observed"] + rng.normal(0, 0.05, len(lat_ppc))
+    lat_ppc["predicted_lo"], lat_ppc["predicted_hi"] = lat_ppc["predicted"] - 0.1, lat_ppc["predicted"] + 0.1
+    ppc = pd.concat([ppc, lat_ppc], ignore_index=True)
     draws = rng.normal(size=(2, 50))
     posterior = xr.Dataset({"mu_capability": (("chain", "draw"), draws),
                             "sigma_latency": (("chain", "draw"), np.exp(draws * 0.1)),

@@ -59,7 +59,7 @@ def build_figures(episodes, steps, fit=None, width: str = "double", fit_frames: 
         "counterfactuals": lambda: plot_counterfactuals(f["counterfactuals"], width=width, diagnostics=diag),
         "forest": lambda: plot_forest(dec, width=width, diagnostics=diag),
         "trajectory_stability": lambda: plot_trajectory_stability(steps, width=width),
-        "ppc": lambda: plot_ppc(f["ppc"], width="single", diagnostics=diag),
+        "ppc": lambda: plot_ppc(f["ppc"], width=width, diagnostics=diag),
         "rank_trace": lambda: plot_rank_trace(f["posterior"], width=width, diagnostics=diag),
     }
     needs = {"counterfactuals": "counterfactuals", "forest": "decomposition", "ppc": "ppc", "rank_trace": "posterior"}

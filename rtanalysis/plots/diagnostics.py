@@ -84,36 +84,50 @@ def _pick(frame: pd.DataFrame, names) -> str | None:
     return next((n for n in names if n in frame.columns), None)
 
 
-def plot_ppc(ppc: pd.DataFrame, width: str = "single", diagnostics: dict | None = None):
-    """Posterior predictive check: observed success rate of each model × task type × clock cell
-    against the posterior predictive interval. Points near the diagonal with their intervals
-    crossing it mean the model reproduces the data."""
+def plot_ppc(ppc: pd.DataFrame, width: str = "double", diagnostics: dict | None = None):
+    """Posterior predictive check: each cell's observed statistic against the posterior predictive
+    mean and interval. Left: success rate per model × task type × clock; right (when the frame has
+    them, ``check`` = ``log_latency_p10/p50/p90``): log-latency quantiles. Points whose interval
+    crosses the diagonal are reproduced by the model."""
     obs = _pick(ppc, PPC_OBSERVED)
     pred = _pick(ppc, PPC_PREDICTED)
     if obs is None or pred is None:
         raise ValueError(f"posterior predictive frame needs an observed and a predicted column; has {list(ppc.columns)}")
     lo = next((c for c in (pred + "_lo", "lo", "pred_lo", "predicted_lo") if c in ppc.columns), None)
     hi = next((c for c in (pred + "_hi", "hi", "pred_hi", "predicted_hi") if c in ppc.columns), None)
+    check = ppc["check"].astype(str) if "check" in ppc else pd.Series("success_rate", index=ppc.index)
+    success = ppc[check.str.startswith("success")]
+    latency = ppc[check.str.startswith("log_latency")]
+    panels = [("success rate", success, (0, 1))] + ([("log latency quantiles", latency, None)] if len(latency) else [])
     models = sorted(ppc["model"].unique()) if "model" in ppc else []
     palette = style.model_palette(models)
-    side = style.figure_width(width)
-    fig, axes = style.new_figure(width, min(side, 3.5) + (0.4 if len(models) <= style.MANY_MODELS else 0))
-    ax = axes[0, 0]
-    colours = [palette[m] for m in ppc["model"]] if models else "#0072B2"
-    if lo and hi:
-        ax.vlines(ppc[obs], ppc[lo], ppc[hi], colors=colours, lw=0.6, alpha=0.8)
-    ax.scatter(ppc[obs], ppc[pred], c=colours, s=8, zorder=3)
-    ax.plot([0, 1], [0, 1], color="black", lw=0.6, ls="--")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("observed success rate (cell)")
-    ax.set_ylabel("posterior predictive")
+    fig, axes = style.new_figure(width, min(style.figure_width(width) / len(panels), 3.5) + 0.6, ncols=len(panels))
+    markers = {"log_latency_p10": "v", "log_latency_p50": "o", "log_latency_p90": "^"}
+    for ax, (title, frame, limits) in zip(axes.flat, panels):
+        colours = [palette[m] for m in frame["model"]] if models else "#0072B2"
+        if lo and hi:
+            ax.vlines(frame[obs], frame[lo], frame[hi], colors=colours, lw=0.6, alpha=0.8)
+        if title.startswith("log"):
+            for q, marker in markers.items():
+                sub = frame[frame["check"] == q]
+                ax.scatter(sub[obs], sub[pred], c=[palette[m] for m in sub["model"]], s=8, marker=marker, zorder=3,
+                           label=q.replace("log_latency_", ""))
+            ax.legend(frameon=False, loc="upper left", title="quantile")
+        else:
+            ax.scatter(frame[obs], frame[pred], c=colours, s=8, zorder=3)
+        both = pd.concat([frame[obs], frame[pred]])
+        lim = limits or (float(both.min()) - 0.1, float(both.max()) + 0.1)
+        ax.plot(lim, lim, color="black", lw=0.6, ls="--")
+        ax.set_xlim(*lim)
+        ax.set_ylim(*lim)
+        ax.set_xlabel(f"observed {title}")
+        ax.set_ylabel("posterior predictive")
+        if lo and hi and len(frame):
+            inside = ((frame[obs] >= frame[lo]) & (frame[obs] <= frame[hi])).mean()
+            ax.set_title(f"{title}: {inside:.0%} of cells inside their interval")
     if models and len(models) <= style.MANY_MODELS:
         from matplotlib.lines import Line2D
 
         fig.legend([Line2D([], [], color=palette[m], marker="o", ls="", ms=3) for m in models], models,
-                   loc="outside lower center", ncols=min(len(models), 3), frameon=False)
-    if lo and hi:
-        inside = ((ppc[obs] >= ppc[lo]) & (ppc[obs] <= ppc[hi])).mean()
-        ax.set_title(f"{inside:.0%} of cells inside their predictive interval")
+                   loc="outside lower center", ncols=min(len(models), 6), frameon=False)
     return style.mark_diagnostics(fig, diagnostics)

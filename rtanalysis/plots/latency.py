@@ -11,6 +11,9 @@ from .summaries import success_by_latency
 
 #: column names a posterior success curve may use for its x axis (latency relative to the window)
 CURVE_X = ("latency_ratio", "rel_latency", "latency_rel", "x", "ratio")
+#: x range of latency-ratio axes (log scale): the posterior curve is drawn only inside it
+RATIO_LIMITS = (0.07, 12.0)
+CLOCK_LINESTYLES = {"wall": "-", "step": "--"}
 
 
 def _task_types(frame: pd.DataFrame) -> list[str]:
@@ -43,15 +46,18 @@ def plot_success_vs_latency(episodes: pd.DataFrame, steps: pd.DataFrame, curve: 
         for model in models:
             colour = palette[model]
             b = binned[(binned["model"] == model) & (binned["task_type"] == task_type)].sort_values("ratio_mid")
+            b = b[b["ratio_mid"] > 0]
             if len(b):
-                ax.errorbar(b["ratio_mid"], b["rate"], yerr=style.err(b["rate"], b["lo"], b["hi"]),
+                ax.errorbar(b["ratio_mid"].clip(*RATIO_LIMITS), b["rate"], yerr=style.err(b["rate"], b["lo"], b["hi"]),
                             fmt="o", ms=3, lw=0.8, color=colour, label=model, alpha=0.9)
             if curve is not None:
-                c = curve[(curve["model"] == model) & (curve["task_type"] == task_type)].sort_values("x")
-                if len(c):
-                    ax.plot(c["x"], c["p_success"], color=colour, lw=1.2)
-                    if {"p_success_lo", "p_success_hi"} <= set(c.columns):
-                        ax.fill_between(c["x"], c["p_success_lo"], c["p_success_hi"], color=colour, alpha=0.2, lw=0)
+                c = curve[(curve["model"] == model) & (curve["task_type"] == task_type)
+                          & curve["x"].between(*RATIO_LIMITS)].sort_values("x")
+                for clock, cc in (c.groupby("clock") if "clock" in c else [("wall", c)]):
+                    ls = CLOCK_LINESTYLES.get(clock, "-")
+                    ax.plot(cc["x"], cc["p_success"], color=colour, lw=1.2, ls=ls)
+                    if {"p_success_lo", "p_success_hi"} <= set(cc.columns):
+                        ax.fill_between(cc["x"], cc["p_success_lo"], cc["p_success_hi"], color=colour, alpha=0.15, lw=0)
         ax.axvline(1.0, color="black", lw=0.6, ls="--")
         _ratio_axis(ax)
         ax.set_ylim(-0.02, 1.02)
@@ -66,7 +72,8 @@ def _ratio_axis(ax) -> None:
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator([0.125, 0.25, 0.5, 1, 2, 4, 8]))
+    ax.set_xlim(*RATIO_LIMITS)
+    ax.xaxis.set_major_locator(FixedLocator([0.1, 0.25, 0.5, 1, 2, 4, 8]))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
@@ -200,6 +207,8 @@ def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", d
                                 alpha=0.2, lw=0)
         ax.axvline(1.0, color="black", lw=0.6, ls="--")
         _ratio_axis(ax)
+        if len(cf):
+            ax.set_xlim(cf["lambda"].min() / 1.2, cf["lambda"].max() * 1.2)
         ax.set_title(task_type)
         ax.set_xlabel("latency scale λ (1 = as observed)")
         ax.set_ylim(-0.02, 1.02)
