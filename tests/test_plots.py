@@ -26,11 +26,13 @@ def test_every_figure_is_written_as_pdf_and_png(preset, tmp_path):
     frames = fit_frames(sim)
     figs = plots.build_figures(load.episodes, load.steps, fit_frames=frames)
     assert list(figs) == list(plots.FIGURES)
+    models = set(load.episodes["model"])
     for name, fig in figs.items():
         _check_files(plots.save_figure(fig, tmp_path / name))
-        if preset == "leaderboard60" and name in ("failure_decomposition", "forest", "latency_ecdf"):
-            # ranked plots grow with the models: at least ~0.1 in per model row
-            assert fig.get_size_inches()[1] >= 0.1 * 60
+        if preset == "leaderboard60" and name not in ("ppc", "rank_trace"):
+            # ranked plots: every model labelled on the first panel, ~0.1 in or more per model row
+            assert models <= {t.get_text() for t in fig.axes[0].get_yticklabels()}, name
+            assert fig.get_size_inches()[1] >= 0.1 * 60, name
         matplotlib.pyplot.close(fig)
 
 

@@ -24,12 +24,27 @@ def posterior_dataset(posterior):
     return posterior
 
 
+def _model_main_params() -> tuple[str, ...]:
+    try:
+        from ..model.build import MAIN_PARAMS
+    except (ModuleNotFoundError, ImportError):
+        return ()
+    return tuple(MAIN_PARAMS)
+
+
 def main_parameters(ds, max_params: int = MAX_PARAMS) -> list[tuple[str, dict]]:
-    """(variable, coords) pairs of the scalar parameters first, then leading entries of vectors;
-    deterministic quantities with many entries are skipped."""
+    """(variable, coords) pairs to show: the model's main parameters (population means and
+    scales, not the standardised offsets ``z_*``), scalars first, then leading entries of small
+    vectors; other variables only when the model names none."""
     sample_dims = {"chain", "draw"}
-    names = sorted(ds.data_vars, key=lambda v: (int(np.prod([ds[v].sizes[d] for d in ds[v].dims
-                                                                if d not in sample_dims] or [1])), v))
+    main = [v for v in _model_main_params() if v in ds.data_vars and not v.startswith("z_")]
+    pool = main or [v for v in ds.data_vars if not str(v).startswith("z_")] or list(ds.data_vars)
+
+    def size(v):
+        return int(np.prod([ds[v].sizes[d] for d in ds[v].dims if d not in sample_dims] or [1]))
+
+    rank = {v: i for i, v in enumerate(pool)}
+    names = sorted(pool, key=lambda v: (size(v) > 1, rank[v] if main else str(v)))
     out = []
     for name in names:
         var = ds[name]
@@ -61,7 +76,7 @@ def plot_rank_trace(posterior, width: str = "double", diagnostics: dict | None =
         for c in range(n_chain):
             axes[row, 0].plot(values[c], lw=0.4, color=colours[c % len(colours)], alpha=0.8)
             hist, _ = np.histogram(ranks[c], bins=bins)
-            axes[row, 1].step(bins[:-1], hist, where="post", color=colours[c % len(colours)], lw=0.8)
+            axes[row, 1].stairs(hist, bins, color=colours[c % len(colours)], lw=0.8)
         axes[row, 1].axhline(n_draw / (len(bins) - 1), color="black", lw=0.5, ls="--")
         axes[row, 0].set_ylabel(label, fontsize=6, rotation=0, ha="right", va="center")
         axes[row, 1].set_yticks([])

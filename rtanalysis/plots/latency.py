@@ -81,14 +81,15 @@ def _ratio_axis(ax) -> None:
 def _success_latency_heatmap(binned, episodes, types, width, diagnostics):
     order = (episodes[episodes["clock"] != "paused"].groupby("model")["success"].mean()
              .sort_values(ascending=False).index.tolist())
-    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.13),
-                                 ncols=len(types), sharey=True)
+    # not sharey: seaborn's tick handling on shared axes would strip the first panel's labels;
+    # every panel is reindexed to the same row order instead
+    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.13), ncols=len(types))
     bins = list(dict.fromkeys(binned.sort_values("ratio_mid")["bin"]))
     for i, (ax, task_type) in enumerate(zip(axes.flat, types)):
         grid = (binned[binned["task_type"] == task_type].pivot_table(index="model", columns="bin", values="rate")
                 .reindex(index=order, columns=[b for b in bins if b in set(binned["bin"])]))
         sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", cbar=i == len(types) - 1,
-                    cbar_kws={"label": "observed P(success)"}, yticklabels=True)
+                    cbar_kws={"label": "observed P(success)"}, yticklabels=i == 0)
         ax.set_title(task_type)
         ax.set_xlabel("latency / window close")
         ax.set_ylabel("model (ranked by success)" if i == 0 else "")
@@ -221,14 +222,13 @@ def _counterfactual_heatmap(cf, types, width, diagnostics):
     at_one = cf[np.isclose(cf["lambda"], 1.0)]
     order = (at_one if len(at_one) else cf).groupby("model")["p_success"].mean().sort_values(ascending=False)
     order = order.index.tolist()
-    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.13), ncols=max(len(types), 1),
-                                 sharey=True)
+    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.13), ncols=max(len(types), 1))
     for i, (ax, task_type) in enumerate(zip(axes.flat, types)):
         grid = (cf[cf["task_type"] == task_type].pivot_table(index="model", columns="lambda", values="p_success")
                 .reindex(index=order))
         grid.columns = [f"{x:g}" for x in grid.columns]
         sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", cbar=i == len(types) - 1,
-                    cbar_kws={"label": "posterior P(success)"}, yticklabels=True)
+                    cbar_kws={"label": "posterior P(success)"}, yticklabels=i == 0)
         ax.set_title(task_type)
         ax.set_xlabel("latency scale λ")
         ax.set_ylabel("model (ranked by success at λ = 1)" if i == 0 else "")
