@@ -78,11 +78,24 @@ def cached_fit(load_result, path, draws: int = 1000, chains: int = 4, seed: int 
 # tables
 
 
-def report_tables(episodes: pd.DataFrame, frames: dict, fit=None, level: float = 0.95) -> dict[str, tuple]:
-    """``{name: (frame, caption)}``: the observed success table and, with a fit, the decomposition,
-    counterfactual and pairwise-comparison tables."""
+def report_tables(episodes: pd.DataFrame, frames: dict, fit=None, level: float = 0.95,
+                  metrics: dict | None = None) -> dict[str, tuple]:
+    """``{name: (frame, caption)}``: the observed success, latency and failure-type tables (from
+    ``metrics``, the :func:`rtanalysis.metrics.compute_all` tables, when given) and, with a fit,
+    the decomposition, counterfactual and pairwise-comparison tables."""
     out = {"success": (tables.success_table(episodes, level),
                        f"Observed success per model, task type and clock, with {level:.0%} Wilson intervals.")}
+    metrics = metrics or {}
+    if metrics.get("latency") is not None and len(metrics["latency"]):
+        out["latency"] = (tables.latency_table(metrics["latency"]),
+                          "Decision latency: median (p50) and 90th percentile, absolute and relative to the window "
+                          "close (rel_; 1 = the deadline).")
+    od = metrics.get("observed_decomposition")
+    if od is not None and len(od):
+        out["observed_failure_types"] = (tables.observed_decomposition_table(od),
+                                         "Observed failure types: share of failed episodes whose decision labels "
+                                         "show a capability, timing or both failure, or cannot tell (unknown), with "
+                                         "Wilson intervals.")
     dec = frames.get("decomposition")
     if dec is not None:
         out["decomposition"] = (tables.decomposition_table(dec),
@@ -190,8 +203,9 @@ def report_blocks(load_result, frames: dict, fit, figure_paths: dict, table_fram
     blocks.append({"kind": "p", "text": "Every table is also written as CSV (full precision), Markdown and LaTeX "
                                         "(booktabs) under `tables/`."})
     for name, (frame, cap) in table_frames.items():
-        if name == "decomposition" and len(frame) > 40:
-            continue  # the per-task-type sections show it in parts
+        if len(frame) > 60 or (name == "decomposition" and len(frame) > 40):
+            blocks.append({"kind": "p", "text": f"{cap} ({len(frame)} rows: `tables/{name}.csv`, `.md`, `.tex`.)"})
+            continue  # too long to read inline; the decomposition is shown per task type above
         blocks.append({"kind": "table", "frame": frame, "caption": cap})
 
     blocks.append({"kind": "h2", "text": "Power for the next run"})
@@ -273,7 +287,7 @@ def task_type_blocks(task_type: str, episodes: pd.DataFrame, frames: dict, inter
 
 def write_report(load_result, out_dir, fit=None, interval: float = 0.95, seed=None, figures_dir=None,
                  width: str = "double", progress: bool = False, fit_frames: dict | None = None,
-                 started: float | None = None) -> dict:
+                 started: float | None = None, metrics: dict | None = None) -> dict:
     """Figures, tables, ``report.md`` and ``report.html`` into ``out_dir`` from a loaded data set and
     (optionally) a fit result. Returns ``{"figures": [...], "tables": [...], "markdown": path, "html": path}``."""
     out = Path(out_dir)
@@ -291,7 +305,11 @@ def write_report(load_result, out_dir, fit=None, interval: float = 0.95, seed=No
         figure_paths[name] = f"figures/{name}.png"
         _log(progress, f"  figure {name}")
     _log(progress, "writing tables")
-    table_frames = report_tables(ep, frames, fit, interval)
+    if metrics is None:
+        from .metrics import latency_summary, observed_decomposition
+
+        metrics = {"latency": latency_summary(ep, steps), "observed_decomposition": observed_decomposition(ep)}
+    table_frames = report_tables(ep, frames, fit, interval, metrics)
     table_paths = []
     for name, (frame, cap) in table_frames.items():
         table_paths += tables.write_table(frame, out / "tables", name, cap)
@@ -320,7 +338,7 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
     started = time.time()
     out = Path(out_dir)
     _log(progress, f"ingesting {', '.join(str(p) for p in paths)}")
-    load_result, _metrics = ingest(paths, out, format=format)
+    load_result, metrics = ingest(paths, out, format=format)
     _log(progress, str(load_result))
     if load_result.n_accepted == 0:
         from .cli import CLIError
@@ -338,7 +356,7 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
     elif fit_model:
         _log(progress, "model stage not installed: report with observed metrics only")
     return write_report(load_result, out, fit=fit, interval=interval, seed=seed, figures_dir=figures_dir,
-                        progress=progress, started=started)
+                        progress=progress, started=started, metrics=metrics)
 
 
 # --------------------------------------------------------------------------------------------

@@ -281,3 +281,25 @@ def comparison_table(rows: list[dict]) -> pd.DataFrame:
     cols = ["quantity", "task_type", "clock", "a", "b", "difference", "difference_lo", "difference_hi", "p_a_better"]
     frame = pd.DataFrame(rows)
     return frame[[c for c in cols if c in frame.columns]] if len(frame) else pd.DataFrame(columns=cols)
+
+
+def latency_table(latency: pd.DataFrame) -> pd.DataFrame:
+    """Decision latency per cell from ``metrics.latency_summary``: median, 90th percentile and the
+    same relative to the window close (1 = the deadline)."""
+    cols = ["model", "task_type", "clock", "time_unit", "n_decisions", "p50", "p90", "rel_p50", "rel_p90"]
+    return latency[[c for c in cols if c in latency.columns]].sort_values(["task_type", "clock", "model"]).reset_index(
+        drop=True)
+
+
+def observed_decomposition_table(observed: pd.DataFrame) -> pd.DataFrame:
+    """``metrics.observed_decomposition`` made wide: per cell the share of failed episodes of each
+    failure type with its interval (columns ``capability``, ``capability_lo``, ...)."""
+    keys = ["model", "task_type", "clock"]
+    wide = observed.pivot_table(index=keys, columns="failure_type", values=["share", "lo", "hi"], dropna=False)
+    out = observed.groupby(keys)["n_failed"].first().to_frame()
+    kinds = [k for k in ("capability", "timing", "both", "unknown") if k in set(observed["failure_type"])]
+    for kind in kinds:
+        out[kind] = wide[("share", kind)]
+        out[f"{kind}_lo"] = wide[("lo", kind)]
+        out[f"{kind}_hi"] = wide[("hi", kind)]
+    return out.reset_index().sort_values(["task_type", "clock", "model"]).reset_index(drop=True)

@@ -58,7 +58,9 @@ def test_outputs_are_where_the_brief_puts_them(demo_report):
     for p in figures:
         assert p.read_bytes().startswith(PDF_MAGIC if p.suffix == ".pdf" else PNG_MAGIC)
         assert (home / "copied" / p.name).read_bytes() == p.read_bytes()
-    assert {p.name for p in (out / "tables").iterdir()} == {"success.csv", "success.md", "success.tex"}
+    assert {p.name for p in (out / "tables").iterdir()} == {f"{t}.{ext}" for t in ("success", "latency",
+                                                                                   "observed_failure_types")
+                                                           for ext in ("csv", "md", "tex")}
     html = (out / "report.html").read_text()
     n_imgs = len(re.findall(r'<img alt="[^"]*" src="data:image/png;base64,', html))
     assert n_imgs == len(list((out / "figures").glob("*.png")))
