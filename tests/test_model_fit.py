@@ -21,7 +21,7 @@ def test_decomposition_columns_and_rows():
     assert len(dec) == 6 and set(dec["clock"]) == {"wall"}
     for q in ("p_success", "p_capable", "p_timely", "share_timing"):
         assert ((dec[f"{q}_lo"] <= dec[q]) & (dec[q] <= dec[f"{q}_hi"])).all()
-    np.testing.assert_allclose(dec["p_on_time"] + dec["p_early"] + dec["p_late"], 1.0, atol=1e-9)
+    np.testing.assert_allclose(dec["p_on_time"] + dec["p_early"] + dec["p_late"] + dec["p_silent"], 1.0, atol=1e-9)
 
 
 def test_counterfactuals_scale_monotone_and_as_models():

@@ -17,7 +17,7 @@ from .priors import LEAK, PRIORS
 LOG_2PI = float(np.log(2 * np.pi))
 #: the main parameters whose convergence decides ``diagnostics_ok``
 MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "fatality", "c0",
-               "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma",
+               "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
                "type_sigma", "nu")
 
@@ -95,16 +95,26 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
             probs = pt.clip(cdf[:, 1:] - cdf[:, :-1], 1e-12, 1.0)
             counts = _data("lat_bins", d.binned.to_numpy(), "float64")
             pm.Potential("latency_obs", pt.sum(counts * pt.log(probs)))
-        if True:
-            C = _pad(d.censored, {"cell": 0, "log_close": 0.0, "count": 0})
-            cell = _data("cens_cell", C["cell"], "int64")
-            log_c = _data("cens_log_close", C["log_close"], "float64")
-            count = _data("cens_count", C["count"], "float64")
-            if latency_family == "normal":
-                cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
-            else:
-                cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
-            pm.Potential("latency_censored", pt.sum(count * pm.logccdf(cdist, log_c)))
+        # silent decisions: a per-model "no answer" probability π_m (silence not explained by a long
+        # latency) mixed with right-censoring at the window close: log(π + (1 − π)·S(log c))
+        silence = _prior("silence", dims="model")
+        C = _pad(d.censored, {"m": 0, "cell": 0, "log_close": 0.0, "count": 0})
+        cell = _data("cens_cell", C["cell"], "int64")
+        cm_ = _data("cens_m", C["m"], "int64")
+        log_c = _data("cens_log_close", C["log_close"], "float64")
+        count = _data("cens_count", C["count"], "float64")
+        if latency_family == "normal":
+            cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
+        else:
+            cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
+        log_pi = pt.log(silence[cm_])
+        log_1m_pi = pt.log1p(-silence[cm_])
+        pm.Potential("latency_censored",
+                     pt.sum(count * pt.logaddexp(log_pi, log_1m_pi + pm.logccdf(cdist, log_c))))
+        E = _pad(d.exposure, {"m": 0, "n_acted": 0})
+        em = _data("exp_m", E["m"], "int64")
+        en = _data("exp_n", E["n_acted"], "float64")
+        pm.Potential("acted_not_silent", pt.sum(en * pt.log1p(-silence[em])))
 
         # ---------------- capability
         a0 = _prior("a0")

@@ -42,8 +42,9 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, interval: float =
     a = (1 - interval) / 2
     idx = _thin(p, rng, MAX_REPLICATES)
     rows = res._deriver.rows
+    sub = lambda a: None if a is None else a[idx]  # noqa: E731
     draws = res._deriver.compute(ParamDraws(p.mu[idx], p.sigma[idx], p.eta[idx], p.item[idx], p.fatality[idx],
-                                            None if p.nu is None else p.nu[idx]))
+                                            sub(p.nu), sub(p.silence)))
     out = []
     for j, r in enumerate(rows.itertuples()):
         rep = rng.binomial(r.n_episodes, np.clip(draws["p_success"][j], 0, 1)) / r.n_episodes

@@ -7,6 +7,8 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
   ``s2 = Σ (log L)²`` over decisions with an action (exact for the Normal on log-latency).
 * ``censored``: silent decisions under a timed clock whose window close is known, by distinct
   (cell, close): ``count``. Each adds ``log(1 − Φ((log close − μ)/σ))``.
+* ``exposure``: per model, acted decisions under a timed clock with a known window close (each
+  adds ``log(1 − π_m)``, π_m = P(silent whatever the latency)).
 * ``binned``: counts of log-latency per cell in fixed bins (for the Student-t variant and LOO).
 * ``unlabelled``: episodes without complete labels by (model, task_type, item, M): ``n``, ``y``.
 * ``cap_labelled``: labelled episodes by (model, task_type, item): ``n``, ``capable``.
@@ -38,6 +40,7 @@ class ModelData:
     items: list[str]
     latency: pd.DataFrame
     censored: pd.DataFrame
+    exposure: pd.DataFrame  # m, n_acted (timed, windowed decisions with an action)
     binned: pd.DataFrame
     bin_edges: np.ndarray  # (n_units, n_edges) in log-latency
     unlabelled: pd.DataFrame
@@ -129,9 +132,20 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
     latency = (obs.assign(x2=obs["x"] ** 2).groupby(["m", "k", "u"], as_index=False)
                .agg(n=("x", "size"), s1=("x", "sum"), s2=("x2", "sum")))
     cens_sel = ~acted & timed_step & (close > 0) & ~np.isnan(close)
+    # A silent decision tells us L > its censor point. That point is the window close, raised to the
+    # largest latency any action of the same cell landed with under a timed clock: when late
+    # actions are logged, the harness evidently waited at least that long, so silence is not merely
+    # "L > close" (what is left of it goes to the per-model silence probability π_m).
+    lat_cell = pd.DataFrame({"m": cell_of_step[0], "k": cell_of_step[1], "u": cell_of_step[2],
+                             "lat": np.where(acted & timed_step, lat, np.nan)})
+    cell_max = lat_cell.groupby(["m", "k", "u"])["lat"].transform("max").to_numpy()
+    censor_at = np.fmax(close, cell_max)
     cens = pd.DataFrame({"m": cell_of_step[0][cens_sel], "k": cell_of_step[1][cens_sel],
-                         "u": cell_of_step[2][cens_sel], "log_close": np.log(close[cens_sel])})
+                         "u": cell_of_step[2][cens_sel], "log_close": np.log(censor_at[cens_sel])})
     censored = cens.groupby(["m", "k", "u", "log_close"], as_index=False).size().rename(columns={"size": "count"})
+    exp_sel = acted & timed_step & (close > 0) & ~np.isnan(close)
+    exposure = (pd.DataFrame({"m": cell_of_step[0][exp_sel]}).groupby("m", as_index=False).size()
+                .rename(columns={"size": "n_acted"}))
     # every cell that has observations or censored decisions
     cells = pd.concat([latency[["m", "k", "u"]], censored[["m", "k", "u"]]]).drop_duplicates()
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
@@ -183,6 +197,6 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
 
     e["model"] = ep["model"].astype(str).to_numpy()
     e["task_type"] = ep["task_type"].astype(str).to_numpy()
-    return ModelData(models, task_types, units, items, latency, censored, binned, edges, unlabelled,
+    return ModelData(models, task_types, units, items, latency, censored, exposure, binned, edges, unlabelled,
                      cap_labelled, timing_labelled, (int(len(notcap)), int(notcap["y"].sum())), e, windows,
                      episode_windows, log_ref)

@@ -17,7 +17,7 @@ from scipy.special import expit, log_ndtr, ndtr
 
 from .data import ModelData
 
-QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late")
+QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late", "p_silent")
 
 
 @dataclass
@@ -30,6 +30,7 @@ class ParamDraws:
     item: np.ndarray  # (S, n_items + 1) item effects, last = 0 (no task id / unseen)
     fatality: np.ndarray  # (S, task_type)
     nu: np.ndarray | None = None
+    silence: np.ndarray | None = None  # (S, model) P(silent whatever the latency)
 
     @property
     def n(self) -> int:
@@ -56,7 +57,7 @@ def param_draws(ds, d: ModelData) -> ParamDraws:
     else:
         item = np.zeros((S, 1))
     nu = g("nu")
-    return ParamDraws(mu, np.exp(ls), eta, item, g("fatality"), nu)
+    return ParamDraws(mu, np.exp(ls), eta, item, g("fatality"), nu, g("silence"))
 
 
 def rows_of(d: ModelData) -> pd.DataFrame:
@@ -128,35 +129,42 @@ class Deriver:
             p_cap = expit(p.eta[:, r.m, r.k][:, None] + p.item[:, items]) @ iw
             if per_unit is None:
                 p_t = np.ones(S)
-                on, early, late = np.full(S, np.nan), np.full(S, np.nan), np.full(S, np.nan)
+                on, early, late, silent = (np.full(S, np.nan),) * 4
             else:
                 lat_m = swap.get(r.m, r.m) if swap else r.m
                 p_t = np.zeros(S)
                 tot = np.zeros(S)
                 early = np.zeros(S)
                 late = np.zeros(S)
+                silent = np.zeros(S)
                 n_dec = 0.0
                 for u, wids, pattern, weight in per_unit:
                     mu = p.mu[:, u, lat_m, r.k] + log_lam
                     pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], W.loc[wids, "open"].to_numpy(),
                                          W.loc[wids, "close"].to_numpy(), p.nu)
-                    q = np.clip(pe + pl, 0.0, 1.0)
+                    pi = p.silence[:, lat_m][:, None] if p.silence is not None else 0.0
+                    pe, pl = (1 - pi) * pe, (1 - pi) * pl
+                    q = np.clip(pi + pe + pl, 0.0, 1.0)
                     log_keep = np.log1p(-p.fatality[:, r.k][:, None] * q)  # (S, W)
                     p_t += np.exp(log_keep @ pattern.T) @ weight
                     dec = pattern.T @ weight  # expected decisions per window (per row episode)
                     early += pe @ dec
                     late += pl @ dec
+                    silent += (np.broadcast_to(pi, pe.shape) if np.ndim(pi) else np.full(pe.shape, pi)) @ dec
                     n_dec += dec.sum()
                     tot += weight.sum()
                 p_t = p_t / np.maximum(tot, 1e-300) if np.any(tot) else np.ones(S)
-                early, late = (early / n_dec, late / n_dec) if n_dec > 0 else (np.full(S, np.nan),) * 2
-                on = 1.0 - early - late
+                if n_dec > 0:
+                    early, late, silent = early / n_dec, late / n_dec, silent / n_dec
+                else:
+                    early = late = silent = np.full(S, np.nan)
+                on = 1.0 - early - late - silent
             p_s = p_cap * p_t
             with np.errstate(invalid="ignore", divide="ignore"):
                 share = np.where(p_s < 1.0, p_cap * (1.0 - p_t) / np.maximum(1.0 - p_s, 1e-300), 0.0)
             if per_unit is None:
                 share = np.zeros(S)
-            for q, v in zip(QUANTITIES, (p_s, p_cap, p_t, share, on, early, late)):
+            for q, v in zip(QUANTITIES, (p_s, p_cap, p_t, share, on, early, late, silent)):
                 out[q][j] = v
         return out
 

@@ -28,6 +28,8 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0}, "log of the within-cell SD of log-latency"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
+    # silence: P(no action whatever the latency) per model, under timed clocks
+    "silence": ("Beta", {"alpha": 1.0, "beta": 19.0}, "mean 0.05: silence is rare; 95% below ~0.15"),
     # heavier-tailed variant
     "nu": ("Gamma", {"alpha": 2.0, "beta": 0.1}, "Student-t degrees of freedom (Juárez & Steel 2010)"),
 }
