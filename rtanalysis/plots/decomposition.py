@@ -152,9 +152,9 @@ def plot_paused_vs_wall(episodes: pd.DataFrame, decomposition: pd.DataFrame | No
     types = sorted(rates["task_type"].unique())
     if style.many(models):
         return _dumbbell(rates, clocks, types, width, diagnostics)
-    fig, axes = style.new_figure(width, 2.4, ncols=max(len(types), 1), sharey=True)
+    fig, axes = style.panel_figure(width, len(types), sharey=True)
     xpos = {c: i for i, c in enumerate(clocks)}
-    for ax, task_type in zip(axes.flat, types):
+    for ax, task_type in zip(axes, types):
         sub = rates[rates["task_type"] == task_type]
         for j, model in enumerate(models):
             m = sub[sub["model"] == model].copy()
@@ -167,8 +167,8 @@ def plot_paused_vs_wall(episodes: pd.DataFrame, decomposition: pd.DataFrame | No
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(task_type)
         ax.set_xlabel("clock")
-    axes.flat[0].set_ylabel("P(success)")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
+    axes[0].set_ylabel("P(success)")
+    handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(models), 4), frameon=False)
     return style.mark_diagnostics(fig, diagnostics)

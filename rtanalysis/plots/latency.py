@@ -38,11 +38,9 @@ def plot_success_vs_latency(episodes: pd.DataFrame, steps: pd.DataFrame, curve: 
     types = _task_types(binned) or _task_types(episodes)
     if style.many(models):
         return _success_latency_heatmap(binned, episodes, types, width, diagnostics)
-    fig, axes = style.new_figure(width, 2.4 if width == "double" else 2.2 * len(types),
-                                 nrows=1 if width == "double" else len(types),
-                                 ncols=len(types) if width == "double" else 1, sharey=True)
+    fig, axes = style.panel_figure(width, len(types), sharey=True)
     curve = _normalise_curve(curve)
-    for ax, task_type in zip(axes.flat, types):
+    for ax, task_type in zip(axes, types):
         for model in models:
             colour = palette[model]
             b = binned[(binned["model"] == model) & (binned["task_type"] == task_type)].sort_values("ratio_mid")
@@ -63,8 +61,8 @@ def plot_success_vs_latency(episodes: pd.DataFrame, steps: pd.DataFrame, curve: 
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(task_type)
         ax.set_xlabel("latency / window close")
-    axes.flat[0].set_ylabel("P(success)")
-    _legend(fig, axes.flat[0], len(models))
+    axes[0].set_ylabel("P(success)")
+    _legend(fig, axes[0], len(models))
     return style.mark_diagnostics(fig, diagnostics)
 
 
@@ -111,7 +109,8 @@ def _normalise_curve(curve: pd.DataFrame | None) -> pd.DataFrame | None:
 def _legend(fig, ax, n_models: int) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(n_models, 4), frameon=False,
+        per_row = 4 if fig.get_figwidth() >= style.WIDTHS["double"] else 2
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(n_models, per_row), frameon=False,
                    title="model")
 
 
@@ -126,8 +125,8 @@ def plot_latency_ecdf(steps: pd.DataFrame, width: str = "double"):
     types = _task_types(s) or _task_types(steps)
     if style.many(models):
         return _latency_dots(s, types, width)
-    fig, axes = style.new_figure(width, 2.4, ncols=max(len(types), 1))
-    for ax, task_type in zip(axes.flat, types):
+    fig, axes = style.panel_figure(width, len(types))
+    for ax, task_type in zip(axes, types):
         sub = s[s["task_type"] == task_type]
         for model in models:
             lat = np.sort(sub.loc[sub["model"] == model, "latency"].to_numpy())
@@ -138,8 +137,8 @@ def plot_latency_ecdf(steps: pd.DataFrame, width: str = "double"):
         ax.set_title(task_type)
         ax.set_xlabel(f"latency ({_unit(sub)})")
         ax.set_ylim(0, 1.01)
-    axes.flat[0].set_ylabel("cumulative share of decisions")
-    _legend(fig, axes.flat[0], len(models))
+    axes[0].set_ylabel("cumulative share of decisions")
+    _legend(fig, axes[0], len(models))
     return fig
 
 
@@ -197,8 +196,8 @@ def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", d
     types = _task_types(cf)
     if style.many(models):
         return _counterfactual_heatmap(cf, types, width, diagnostics)
-    fig, axes = style.new_figure(width, 2.4, ncols=max(len(types), 1), sharey=True)
-    for ax, task_type in zip(axes.flat, types):
+    fig, axes = style.panel_figure(width, len(types), sharey=True)
+    for ax, task_type in zip(axes, types):
         for model in models:
             c = cf[(cf["model"] == model) & (cf["task_type"] == task_type)].sort_values("lambda")
             c = c.groupby("lambda", as_index=False)[["p_success", "p_success_lo", "p_success_hi"]].mean()
@@ -213,8 +212,8 @@ def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", d
         ax.set_title(task_type)
         ax.set_xlabel("latency scale λ (1 = as observed)")
         ax.set_ylim(-0.02, 1.02)
-    axes.flat[0].set_ylabel("P(success), posterior")
-    _legend(fig, axes.flat[0], len(models))
+    axes[0].set_ylabel("P(success), posterior")
+    _legend(fig, axes[0], len(models))
     return style.mark_diagnostics(fig, diagnostics)
 
 

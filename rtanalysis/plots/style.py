@@ -96,6 +96,19 @@ def rows_height(n_rows: int, per_row: float = 0.16, base: float = 1.0, minimum: 
     return max(minimum, base + per_row * n_rows)
 
 
+def panel_figure(width: str, n_panels: int, panel_height: float = 2.0, **kwargs):
+    """A figure of ``n_panels`` small multiples: one row at double width (up to 4 per row), two
+    per row at single width; axes beyond ``n_panels`` are hidden. Returns (fig, flat axes list)."""
+    n = max(n_panels, 1)
+    per_row = min(n, 4) if figure_width(width) >= WIDTHS["double"] else min(n, 2)
+    nrows = -(-n // per_row)
+    fig, axes = new_figure(width, panel_height * nrows + 0.6, nrows=nrows, ncols=per_row, **kwargs)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
 def new_figure(width: str, height: float, nrows: int = 1, ncols: int = 1, **kwargs):
     apply_style()
     fig, axes = plt.subplots(nrows, ncols, figsize=(figure_width(width), height), squeeze=False,
