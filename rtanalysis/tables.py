@@ -26,6 +26,11 @@ LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", 
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in LATEX_ESCAPES))
 _LATEX_UNRE = re.compile("|".join(re.escape(v) for v in sorted(LATEX_ESCAPES.values(), key=len, reverse=True)))
 _LATEX_INV = {v: k for k, v in LATEX_ESCAPES.items()}
+#: characters pdflatex cannot take raw (applied after escaping, so their ``$`` survive)
+LATEX_UNICODE = {"—": "---", "−": r"$-$", "λ": r"$\lambda$", "×": r"$\times$", "·": r"$\cdot$", "≤": r"$\leq$",
+                 "≥": r"$\geq$"}
+_UNICODE_INV = {v: k for k, v in LATEX_UNICODE.items()}
+_UNICODE_UNRE = re.compile("|".join(re.escape(v) for v in sorted(_UNICODE_INV, key=len, reverse=True)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,10 +178,15 @@ def read_markdown(text: str) -> pd.DataFrame:
 
 
 def latex_escape(text: str) -> str:
-    return _LATEX_RE.sub(lambda m: LATEX_ESCAPES[m.group()], str(text))
+    """Escape LaTeX's special characters and spell out the few non-ASCII symbols the tables use."""
+    out = _LATEX_RE.sub(lambda m: LATEX_ESCAPES[m.group()], str(text))
+    for char, tex in LATEX_UNICODE.items():
+        out = out.replace(char, tex)
+    return out
 
 
 def latex_unescape(text: str) -> str:
+    text = _UNICODE_UNRE.sub(lambda m: _UNICODE_INV[m.group()], text)
     return _LATEX_UNRE.sub(lambda m: _LATEX_INV[m.group()], text)
 
 

@@ -10,7 +10,7 @@ import pytest
 from rtanalysis import tables
 from tests.report_fixtures import fit_frames, simulated
 
-NASTY = ["m_1 & co", "50%-model", "#hash$", "back\\slash{x}", "pipe|model", "tilde~caret^"]
+NASTY = ["m_1 & co", "50%-model", "#hash$", "back\\slash{x}", "pipe|model", "λ−model × 2"]
 
 
 def _nasty_decomposition():
@@ -53,7 +53,8 @@ def test_latex_is_booktabs_with_caption_label_and_escaped_names():
                 r"\caption{Decomposition: 95\% intervals \& more}"):
         assert cmd in tex
     assert r"m\_1 \& co" in tex and r"50\%-model" in tex and r"\#hash\$" in tex
-    assert r"back\textbackslash{}slash\{x\}" in tex and r"tilde\textasciitilde{}caret\textasciicircum{}" in tex
+    assert r"back\textbackslash{}slash\{x\}" in tex and r"$\lambda$$-$model $\times$ 2" in tex
+    assert tables.latex_unescape(tables.latex_escape("tilde~caret^ — x")) == "tilde~caret^ — x"
     assert r"p\_success" in tex  # headers escaped too
 
 
