@@ -132,9 +132,9 @@ def headline_sentence(row, clock: str, posterior: bool) -> str:
         parts.append(f"{pct_interval(row['share_timing'], row['share_timing_lo'], row['share_timing_hi'])} of its "
                      f"failures are timing failures{kind}")
     if posterior and finite(row.get("p_success_half_latency")):
-        parts.append("halving its latency would "
-                     + ("raise" if row["p_success_half_latency"] >= row["p_success"] else "lower")
-                     + " success to "
+        change = round(100 * row["p_success_half_latency"]) - round(100 * row["p_success"])
+        verb = "raise success to" if change > 0 else "lower success to" if change < 0 else "leave success at"
+        parts.append(f"halving its latency would {verb} "
                      + pct_interval(row["p_success_half_latency"], row["p_success_half_latency_lo"],
                                     row["p_success_half_latency_hi"]))
     if not posterior and finite(row.get("p_paused")):

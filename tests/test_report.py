@@ -156,3 +156,15 @@ def test_report_from_a_real_fit(fitted_report):
     assert len(table) == len(dec)
     merged = table.merge(dec, on=["model", "task_type", "clock"], suffixes=("_t", ""))
     assert (merged["p_success_t"] - merged["p_success"]).abs().max() <= 0.005 + 1e-9
+
+
+@pytest.mark.parametrize("half, verb", [(0.60, "raise success to 60%"), (0.30, "lower success to 30%"),
+                                        (0.452, "leave success at 45%")])
+def test_counterfactual_sentence_says_which_way(half, verb):
+    from rtanalysis.report_content import headline_sentence
+
+    row = {"model": "m", "p_success": 0.449, "p_success_lo": 0.42, "p_success_hi": 0.49, "share_timing": float("nan"),
+           "p_success_half_latency": half, "p_success_half_latency_lo": half - 0.03,
+           "p_success_half_latency_hi": half + 0.03}
+    sentence = headline_sentence(row, "wall", posterior=True)
+    assert verb in sentence and "timing failures" not in sentence and not NAN.search(sentence)
