@@ -85,7 +85,11 @@ def plot_failure_decomposition(episodes: pd.DataFrame, steps: pd.DataFrame | Non
     shares = decomposition_shares(decomposition, episodes, steps)
     types = sorted(shares["task_type"].unique())
     shares["label"] = _row_labels(shares)
-    order = shares.groupby("label")["success"].mean().sort_values(ascending=False).index.tolist()
+    # models ranked by mean success; a model's clocks stay together (wall before step)
+    model_rank = shares.groupby("model")["success"].mean().rank(ascending=False, method="first")
+    clock_rank = shares["clock"].map({"wall": 0, "step": 1}).fillna(2)
+    order = (shares.assign(_m=shares["model"].map(model_rank), _c=clock_rank).sort_values(["_m", "_c"])["label"]
+             .drop_duplicates().tolist())
     fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.18 if len(order) < 20 else 0.13),
                                  ncols=max(len(types), 1), sharey=True)
     pos = {lab: i for i, lab in enumerate(order)}

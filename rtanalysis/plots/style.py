@@ -28,7 +28,7 @@ TOL_EXTENSION = (
 OUTCOME_COLOURS = {
     "success": "#009E73",
     "capability": "#0072B2",
-    "timing": "#D55E00",
+    "timing": "#8C510A",  # timing failure not split by kind (no decision labels for the cell)
     "late": "#D55E00",
     "early": "#E69F00",
     "silent": "#CC79A7",
