@@ -63,4 +63,5 @@ def degenerate_data():
 def degenerate_fit():
     from rtanalysis import fit
 
-    return fit(degenerate_data(), **TOY_DRAWS)
+    # separation (never/always succeeding models) makes long trajectories: fewer draws keep it cheap
+    return fit(degenerate_data(), **{**TOY_DRAWS, "draws": 150, "tune": 200})

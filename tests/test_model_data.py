@@ -33,8 +33,14 @@ def test_silent_timed_decisions_are_censored_at_their_close(agg):
     assert d.censored["count"].sum() == silent.sum()
     paused_silent = (st["no_action"] & (st["clock"] == "paused")).sum()
     assert paused_silent > 0  # present in the toy data, and not censored
-    closes = np.exp(d.censored["log_close"].to_numpy())
-    assert set(np.round(closes, 9)) <= set(np.round(st.loc[silent, "window_close"].unique(), 9))
+    # censor point = max(close, the cell's longest timed latency): never below the window close
+    cens = d.censored
+    timed = st[(st["clock"] != "paused") & st["latency"].notna()]
+    for c in cens.itertuples():
+        m, k = d.models[c.m], d.task_types[c.k]
+        longest = timed.loc[(timed["model"] == m) & (timed["task_type"] == k), "latency"].max()
+        closes = st.loc[silent & (st["model"] == m) & (st["task_type"] == k), "window_close"]
+        assert np.exp(c.log_close) == pytest.approx(max(closes.max(), longest))
 
 
 def test_misses_counted_per_episode_and_zero_under_paused(agg):

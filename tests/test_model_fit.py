@@ -97,8 +97,9 @@ def test_prior_predictive_covers_plausible_success_rates():
     res = toy_fit(False)
     pp = res.prior_predictive(draws=300)
     s = pp[pp["check"] == "success_rate"]
-    # weakly informative: every row's prior predictive interval spans most of (0, 1) ...
-    assert (s["predicted_lo"] <= 0.05).all() and (s["predicted_hi"] >= 0.9).all()
+    # weakly informative: every row's prior predictive interval spans most of (0, 1) (the prior
+    # expects some timing loss with several windows per episode, so the top sits a little below 1) ...
+    assert (s["predicted_lo"] <= 0.05).all() and (s["predicted_hi"] >= 0.85).all()
     # ... and over the rows together it covers (0.05, 0.95)
     assert s["predicted_lo"].min() <= 0.05 and s["predicted_hi"].max() >= 0.95
 

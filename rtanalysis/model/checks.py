@@ -2,7 +2,7 @@
 
 Rows: ``check = "success_rate"`` per decomposition row (observed rate vs replicated rates
 ``Binomial(n, p_success)/n``) and ``check = "log_latency_p10/p50/p90"`` per (model, task_type,
-time_unit) cell (observed quantiles of acted decisions vs quantiles of replicated samples of the same
+time_unit) cell (clock ``all``: latency is pooled over clocks; observed quantiles of acted decisions vs quantiles of replicated samples of the same
 size; the cell's censored (silent) decisions are replicated too and the largest values dropped, as
 the log would have).
 """
@@ -49,7 +49,7 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, interval: float =
     for j, r in enumerate(rows.itertuples()):
         rep = rng.binomial(r.n_episodes, np.clip(draws["p_success"][j], 0, 1)) / r.n_episodes
         lo, hi = np.quantile(rep, [a, 1 - a])
-        out.append((r.model, r.task_type, r.clock, "success_rate", r.success_rate, rep.mean(), lo, hi))
+        out.append((r.model, r.task_type, r.clock, "", "success_rate", r.success_rate, rep.mean(), lo, hi))
     d = res.data
     st = res._steps
     if st is not None and len(st):
@@ -71,8 +71,8 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, interval: float =
             for name, q in QUANTILES.items():
                 rq = np.quantile(sim, q, axis=1)
                 lo, hi = np.quantile(rq, [a, 1 - a])
-                out.append((key[0], key[1], key[2], name, float(np.quantile(x, q)), rq.mean(), lo, hi))
-    f = pd.DataFrame(out, columns=["model", "task_type", "clock", "check", "observed", "predicted", "predicted_lo",
+                out.append((key[0], key[1], "all", key[2], name, float(np.quantile(x, q)), rq.mean(), lo, hi))
+    f = pd.DataFrame(out, columns=["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
                                    "predicted_hi"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
     f["kind"] = kind

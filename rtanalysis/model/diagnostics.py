@@ -27,10 +27,11 @@ def diagnose(idata, var_names) -> tuple[dict, pd.DataFrame]:
     table = diagnostics_table(idata, var_names)
     ss = idata["sample_stats"]
     div = int(np.asarray(ss["diverging"].values).sum()) if "diverging" in ss else 0
-    try:
-        bfmi = [float(x) for x in np.ravel(np.asarray(az.bfmi(idata)))]
-    except Exception:  # energy missing (e.g. a non-NUTS sampler)
-        bfmi = []
+    bfmi = []
+    if "energy" in ss:  # E-BFMI per chain: mean squared energy change over the energy variance
+        e = np.asarray(ss["energy"].values, dtype=float).reshape(int(ss.sizes["chain"]), -1)
+        bfmi = [float(np.mean(np.diff(c) ** 2) / np.var(c)) if len(c) > 1 and np.var(c) > 0 else float("nan")
+                for c in e]
     n_chains = int(idata["posterior"].sizes["chain"])
     max_rhat = float(table["rhat"].max()) if n_chains > 1 else float("nan")
     out = {
