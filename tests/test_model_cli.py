@@ -16,7 +16,7 @@ def test_fit_cli_writes_outputs(tmp_path, capsys):
     log = tmp_path / "toy.jsonl"
     log.write_bytes(b"\n".join(orjson.dumps(r) for r in toy_records(ToyDesign(), 20, seed=5, labelled=False)))
     out = tmp_path / "fit"
-    rc = main(["fit", str(log), "--out", str(out), "--draws", "100", "--chains", "2", "--seed", "3"])
+    rc = main(["fit", str(log), "--out", str(out), "--draws", "100", "--tune", "100", "--chains", "2", "--seed", "3"])
     assert rc == 0
     text = capsys.readouterr()
     assert "diagnostics:" in text.out and "compiling model" in text.err
