@@ -308,7 +308,10 @@ class FitResult:
                 "interval": self.interval, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
         (out / "diagnostics.json").write_text(json.dumps(_jsonable(info), indent=2) + "\n")
-        self.posterior.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+        try:
+            self.posterior.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+        except ImportError as e:  # h5netcdf writes through h5py; without it say so, keep the tables
+            warnings.warn(f"posterior.nc not written: {e} (install h5py)", RuntimeWarning, stacklevel=2)
         return out
 
 
