@@ -8,6 +8,7 @@ figure and table code can be checked without sampling.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -89,3 +90,12 @@ def pdf_font_types(data: bytes) -> set[str]:
     import re
 
     return {m.decode() for m in re.findall(rb"/Subtype\s*/(Type3|Type1|TrueType|CIDFontType2|Type0)", data)}
+
+
+def check_figure_files(paths) -> None:
+    """PDF and PNG magic bytes; the PDF embeds TrueType (Type 42) fonts and no Type 3 fonts."""
+    pdf, png = (Path(p) for p in paths)
+    assert pdf.read_bytes().startswith(PDF_MAGIC), pdf
+    assert png.read_bytes().startswith(PNG_MAGIC), png
+    fonts = pdf_font_types(pdf.read_bytes())
+    assert "Type3" not in fonts and {"TrueType", "CIDFontType2"} & fonts, (pdf, fonts)

@@ -13,7 +13,7 @@ import pytest
 from rtanalysis import cli, plots
 from rtanalysis.report import report_blocks, report_tables
 from rtanalysis.report_template import to_html, to_markdown
-from tests.report_fixtures import PDF_MAGIC, PNG_MAGIC, fit_frames, simulated
+from tests.report_fixtures import check_figure_files, fit_frames, simulated
 
 NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 EVIL = "<script>alert('x')</script>&co"
@@ -55,8 +55,9 @@ def test_outputs_are_where_the_brief_puts_them(demo_report):
     out = home / "demo"
     figures = sorted((out / "figures").iterdir())
     assert len(figures) >= 10
+    for pdf in (p for p in figures if p.suffix == ".pdf"):
+        check_figure_files([pdf, pdf.with_suffix(".png")])
     for p in figures:
-        assert p.read_bytes().startswith(PDF_MAGIC if p.suffix == ".pdf" else PNG_MAGIC)
         assert (home / "copied" / p.name).read_bytes() == p.read_bytes()
     assert {p.name for p in (out / "tables").iterdir()} == {f"{t}.{ext}" for t in ("success", "latency",
                                                                                    "observed_failure_types")
@@ -150,7 +151,9 @@ def test_report_from_a_real_fit(fitted_report):
     if not fit.diagnostics["ok"]:  # 60 draws rarely pass the thresholds: the warning must show
         assert "⚠ Warning" in md
     names = {p.stem for p in paths["figures"]}
-    assert {"counterfactuals", "forest", "rank_trace", "failure_decomposition"} <= names
+    assert {"counterfactuals", "forest", "rank_trace", "failure_decomposition", "ppc"} <= names
+    for pdf in (p for p in paths["figures"] if p.suffix == ".pdf"):
+        check_figure_files([pdf, pdf.with_suffix(".png")])
     dec = fit.decomposition()
     table = tables.expand_intervals(tables.read_markdown((paths["markdown"].parent / "tables" / "decomposition.md").read_text()))
     assert len(table) == len(dec)
