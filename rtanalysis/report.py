@@ -338,7 +338,12 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
     started = time.time()
     out = Path(out_dir)
     _log(progress, f"ingesting {', '.join(str(p) for p in paths)}")
-    load_result, metrics = ingest(paths, out, format=format)
+    try:
+        load_result, metrics = ingest(paths, out, format=format)
+    except ValueError as e:  # an unknown format or unreadable input: a user error, not a crash
+        from .cli import CLIError
+
+        raise CLIError(str(e)) from e
     _log(progress, str(load_result))
     if load_result.n_accepted == 0:
         from .cli import CLIError

@@ -123,6 +123,8 @@ def test_headline_sentences_carry_observed_numbers():
 def test_report_cli_rejects_bad_options(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path), "--out", str(tmp_path / "o"), "--draws", "0"]) == 2
     assert "--draws" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "o"), "--no-fit", "--quiet"]) == 2
+    assert "missing" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
