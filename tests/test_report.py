@@ -173,3 +173,18 @@ def test_counterfactual_sentence_says_which_way(half, verb):
            "p_success_half_latency_hi": half + 0.03}
     sentence = headline_sentence(row, "wall", posterior=True)
     assert verb in sentence and "timing failures" not in sentence and not NAN.search(sentence)
+
+
+@pytest.mark.slow
+def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report):
+    from rtanalysis.report_content import pooled_posterior
+
+    _, fit, _ = fitted_report
+    dec = fit.decomposition()
+    pooled = pooled_posterior(fit, dec, "wall", 0.95).set_index("model")
+    wall = dec[dec["clock"] == "wall"]
+    expected = (wall["p_success"] * wall["n_episodes"]).groupby(wall["model"]).sum() / \
+        wall.groupby("model")["n_episodes"].sum()
+    assert pooled["p_success"].to_numpy() == pytest.approx(expected.reindex(pooled.index).to_numpy(), abs=1e-9)
+    assert (pooled["p_success_lo"] < pooled["p_success"]).all() and (pooled["p_success"] < pooled["p_success_hi"]).all()
+    assert pooled["share_timing"].between(0, 1).all()
