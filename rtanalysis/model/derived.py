@@ -93,8 +93,7 @@ class Deriver:
     def __init__(self, d: ModelData):
         self.d = d
         self.rows = rows_of(d)
-        ew = d.episode_windows
-        self._win_of_ep = {ep: g for ep, g in ew.groupby("ep")} if len(ew) else {}
+        self._ew = d.episode_windows
         self._row_cache = [self._row_structure(r) for r in self.rows.itertuples()]
 
     def _row_structure(self, r):
@@ -108,12 +107,12 @@ class Deriver:
         for u in np.unique(units):
             eu = eps[units == u]
             wids = d.windows.index[d.windows["u"] == u].to_numpy()
-            col = {w: j for j, w in enumerate(wids)}
             C = np.zeros((len(eu), len(wids)))
-            for a, ep in enumerate(eu):
-                g = self._win_of_ep.get(ep)
-                if g is not None:
-                    C[a, [col[w] for w in g["wid"]]] = g["count"].to_numpy()
+            ew = self._ew[self._ew["ep"].isin(eu)]
+            if len(ew):
+                r = pd.Index(eu).get_indexer(ew["ep"].to_numpy())
+                c = pd.Index(wids).get_indexer(ew["wid"].to_numpy())
+                np.add.at(C, (r, c), ew["count"].to_numpy(float))
             pattern, weight = np.unique(C, axis=0, return_counts=True)
             per_unit.append((u, wids, pattern, weight / len(eps)))
         return items, item_w / item_w.sum(), per_unit
