@@ -1,11 +1,15 @@
-"""nutpie's NUTS driven by PyTensor's C backend.
+"""nutpie's NUTS on a log-density compiled by PyTensor's default backend, with its on-disk cache.
 
-``nutpie.compile_pymc_model`` compiles the model with numba, which costs minutes on a small machine
-and is not cached between processes. The C backend's compiled modules are cached in PyTensor's
-``compiledir`` (``PYTENSOR_FLAGS=base_compiledir=...``, set by the Makefile), so here the log-density
-and its gradient are compiled by PyTensor in C and handed to nutpie's Rust sampler as Python
-callables (``nutpie.compiled_pyfunc.from_pyfunc``; the same route nutpie takes for JAX). Each chain
-gets its own copy of the compiled function (PyTensor functions are not thread-safe).
+``nutpie.compile_pymc_model`` compiles the model into one numba function for its Rust side, which
+costs minutes on a small machine and is not cached between processes. PyTensor's own compiled
+functions are cached in ``compiledir`` (``PYTENSOR_FLAGS=base_compiledir=...``, set by the Makefile),
+so here the log-density and its gradient are compiled by PyTensor and handed to nutpie's Rust
+sampler as Python callables (``nutpie.compiled_pyfunc.from_pyfunc``; the route nutpie takes for
+JAX). Each chain gets its own copy of the function (PyTensor functions are not thread-safe).
+
+Compiled without numba's fastmath: with it, vectorised reductions depend on memory alignment, the
+log-density differs in the last bits between processes and NUTS amplifies that into different
+draws; without it, same data and seed give bit-identical posteriors in any process.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ def compile_model_c(model):
         with lock:
             return point_fn(seed)
 
+    import pytensor
+
+    # set for the process, not in a context: numba compiles lazily, at the first call
+    pytensor.config.numba__fastmath = False
     n_dim, _, logp_fn_pt, expand_fn_pt, initial_point_fn, shape_info, reparam = _make_functions(
         model, mode="FAST_RUN", compute_grad=True, join_expanded=False,
         pymc_initial_point_fn=locked_point_fn)
