@@ -70,7 +70,7 @@ def main():
     fit_time(small, draws=50)  # warm the compile cache
     t1, _ = fit_time(small)
     t2, _ = fit_time(big)
-    rows.append(("fit time, N vs 100xN episodes", f"{len(small.episodes)} ep", t1, f"{len(big.episodes)} ep", t2))
+    rows.append((f"fit time, N vs {len(big.episodes) // len(small.episodes)}xN episodes", f"{len(small.episodes)} ep", t1, f"{len(big.episodes)} ep", t2))
     t3, _ = fit_time(small, sampler="pymc")
     rows.append(("sampler (N episodes)", "nutpie", t1, "pymc NUTS", t3))
     try:
