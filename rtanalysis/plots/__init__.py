@@ -7,6 +7,8 @@ two (``"double"``, 7 in) paper columns; :func:`save_figure` writes it as PDF (Ty
 
 from __future__ import annotations
 
+import numpy as np
+
 from .decomposition import (clock_contrast, decomposition_shares, plot_failure_decomposition, plot_forest,
                             plot_paused_vs_wall)
 from .diagnostics import plot_ppc, plot_rank_trace
@@ -28,6 +30,10 @@ FIGURES = {
 }
 
 
+#: the λ grid of the counterfactual curves: log-spaced, fine enough to draw a curve
+CURVE_LAMBDAS = tuple(float(x) for x in np.round(2.0 ** np.linspace(-2, 2, 17), 4))
+
+
 def fit_outputs(fit) -> dict:
     """The frames a fit result offers the figures (methods absent on the result are skipped)."""
     if fit is None:
@@ -35,8 +41,9 @@ def fit_outputs(fit) -> dict:
     out = {"diagnostics": dict(getattr(fit, "diagnostics", None) or {})}
     for name in ("decomposition", "counterfactuals", "success_curve", "ppc"):
         method = getattr(fit, name, None)
+        kwargs = {"lambdas": CURVE_LAMBDAS, "as_models": False} if name == "counterfactuals" else {}
         try:
-            out[name] = method() if callable(method) else None
+            out[name] = method(**kwargs) if callable(method) else None
         except (ModuleNotFoundError, NotImplementedError):  # a part of the model stage not installed
             out[name] = None
     out["posterior"] = getattr(fit, "posterior", None)

@@ -210,7 +210,7 @@ def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", d
         if len(cf):
             ax.set_xlim(cf["lambda"].min() / 1.2, cf["lambda"].max() * 1.2)
         ax.set_title(task_type)
-        ax.set_xlabel("latency scale λ (1 = as observed)")
+        ax.set_xlabel("latency × λ")
         ax.set_ylim(-0.02, 1.02)
     axes[0].set_ylabel("P(success), posterior")
     _legend(fig, axes[0], len(models))
