@@ -379,10 +379,13 @@ def example_data_path() -> Path:
     return path
 
 
-def _add_fit_options(p) -> None:
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
-    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
+def _add_fit_options(p, out=None, draws=1000, chains=4) -> None:
+    if out is None:
+        p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    else:
+        p.add_argument("--out", default=out, metavar="DIR", help=f"output folder (default {out})")
+    p.add_argument("--draws", type=int, default=draws, help=f"posterior draws per chain (default {draws})")
+    p.add_argument("--chains", type=int, default=chains, help=f"chains (default {chains})")
     p.add_argument("--seed", type=int, default=0, help="random seed: same inputs + seed give identical tables")
     p.add_argument("--interval", type=float, default=0.95, help="interval probability (default 0.95)")
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
@@ -400,13 +403,7 @@ def add_cli(sub) -> None:
     p.set_defaults(func=_run)
     d = sub.add_parser("demo", help="the full report on the bundled example data",
                        description="Run `rtanalysis report` on the bundled simulated example (known truth).")
-    d.add_argument("--out", default="rtanalysis-demo", metavar="DIR", help="output folder (default rtanalysis-demo)")
-    d.add_argument("--draws", type=int, default=500, help="posterior draws per chain (default 500)")
-    d.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    d.add_argument("--seed", type=int, default=0, help="random seed")
-    d.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
-    d.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
-    d.add_argument("--quiet", action="store_true", help="no progress messages")
+    _add_fit_options(d, out="rtanalysis-demo", draws=500, chains=2)
     d.set_defaults(func=_run_demo)
 
 
@@ -430,9 +427,8 @@ def _run(args) -> int:
 
 
 def _run_demo(args) -> int:
-    args.interval = 0.95
     _check_args(args)
     res = run_report([example_data_path()], args.out, draws=args.draws, chains=args.chains, seed=args.seed,
-                     figures_dir=args.figures, fit_model=not args.no_fit, progress=not args.quiet)
+                     interval=args.interval, figures_dir=args.figures, fit_model=not args.no_fit, progress=not args.quiet)
     print(f"demo report written: {res['markdown']}, {res['html']}")
     return 0

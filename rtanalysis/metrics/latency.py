@@ -33,6 +33,14 @@ def _quantiles(values: np.ndarray, gid: np.ndarray, n_groups: int, prefix: str) 
     return out
 
 
+def _latency_by_group(episodes: pd.DataFrame, steps: pd.DataFrame, by):
+    """Groups (``by`` + ``time_unit``), each decision's group id, latency, relative latency, acted mask."""
+    steps = steps_of(steps, episodes)
+    groups = make_groups(episodes, resolve_by(by, episodes, extra=("time_unit",)))
+    lat = steps["latency"].to_numpy(dtype=float)
+    return groups, groups.step_gid(steps, episodes), lat, relative_latency(steps), ~np.isnan(lat)
+
+
 def latency_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.DataFrame:
     """Latency distribution per group (``by`` + ``time_unit``).
 
@@ -40,13 +48,7 @@ def latency_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.
     (ddof = 1), ``p50``, ``p90``, ``p99``, ``max``, then ``n_windowed`` (acted with a window) and
     ``rel_p50``/``rel_p90``/``rel_p99`` of relative latency. NaN where no decision acted.
     """
-    steps = steps_of(steps, episodes)
-    cols = resolve_by(by, episodes, extra=("time_unit",))
-    groups = make_groups(episodes, cols)
-    gid = groups.step_gid(steps, episodes)
-    lat = steps["latency"].to_numpy(dtype=float)
-    rel = relative_latency(steps)
-    acted = ~np.isnan(lat)
+    groups, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
     n_acted = group_counts(gid, groups.n, acted)
     s1 = group_counts(gid, groups.n, np.where(acted, lat, 0.0))
     mean = safe_div(s1, n_acted)
@@ -74,13 +76,7 @@ def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.Dat
     one (ties share the top value), ``latency_rel`` and ``ecdf_rel`` (the same over decisions
     with a relative latency; NaN elsewhere). Rows sorted by group then latency.
     """
-    steps = steps_of(steps, episodes)
-    cols = resolve_by(by, episodes, extra=("time_unit",))
-    groups = make_groups(episodes, cols)
-    gid = groups.step_gid(steps, episodes)
-    lat = steps["latency"].to_numpy(dtype=float)
-    rel = relative_latency(steps)
-    acted = ~np.isnan(lat)
+    groups, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
     gid, lat, rel = gid[acted], lat[acted], rel[acted]
     order = np.lexsort((lat, gid))
     gid, lat, rel = gid[order], lat[order], rel[order]
