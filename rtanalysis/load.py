@@ -609,7 +609,6 @@ def _failure_types(episodes: pd.DataFrame, steps: pd.DataFrame, ep_index: np.nda
     oc = steps["outcome"].to_numpy(dtype=object)
     wrong = _per_episode_sum(oc == "wrong", ep_index, n) > 0
     missed = _per_episode_sum(np.isin(oc, ("late", "early", "silent")), ep_index, n) > 0
-    unknown_steps = _per_episode_sum(oc == "unknown", ep_index, n) > 0
     corr_na = np.asarray(steps["correct_at_obs"].isna()) & ~steps["no_action"].to_numpy(bool)
     unlabelled = _per_episode_sum(corr_na, ep_index, n) > 0
     timing_na = np.asarray(steps["on_time"].isna())
@@ -620,7 +619,6 @@ def _failure_types(episodes: pd.DataFrame, steps: pd.DataFrame, ep_index: np.nda
     out[wrong & missed] = "both"
     out[wrong & ~missed & ~timing_unknown] = "capability"
     out[~wrong & missed & ~unlabelled] = "timing"
-    del unknown_steps
     out[paused] = "capability"
     out[success] = "none"
     return out

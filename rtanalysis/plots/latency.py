@@ -86,12 +86,8 @@ def _success_latency_heatmap(binned, episodes, types, width, diagnostics):
     for i, (ax, task_type) in enumerate(zip(axes.flat, types)):
         grid = (binned[binned["task_type"] == task_type].pivot_table(index="model", columns="bin", values="rate")
                 .reindex(index=order, columns=[b for b in bins if b in set(binned["bin"])]))
-        sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", cbar=i == len(types) - 1,
-                    cbar_kws={"label": "observed P(success)"}, yticklabels=i == 0)
-        ax.set_title(task_type)
-        ax.set_xlabel("latency / window close")
-        ax.set_ylabel("model (ranked by success)" if i == 0 else "")
-        ax.tick_params(axis="y", labelsize=5)
+        _model_heatmap(ax, grid, task_type, first=i == 0, last=i == len(types) - 1, cbar="observed P(success)",
+                       xlabel="latency / window close", ylabel="model (ranked by success)")
         ax.tick_params(axis="x", labelsize=5, rotation=90)
     return style.mark_diagnostics(fig, diagnostics)
 
@@ -226,10 +222,15 @@ def _counterfactual_heatmap(cf, types, width, diagnostics):
         grid = (cf[cf["task_type"] == task_type].pivot_table(index="model", columns="lambda", values="p_success")
                 .reindex(index=order))
         grid.columns = [f"{x:g}" for x in grid.columns]
-        sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", cbar=i == len(types) - 1,
-                    cbar_kws={"label": "posterior P(success)"}, yticklabels=i == 0)
-        ax.set_title(task_type)
-        ax.set_xlabel("latency scale λ")
-        ax.set_ylabel("model (ranked by success at λ = 1)" if i == 0 else "")
-        ax.tick_params(axis="y", labelsize=5)
+        _model_heatmap(ax, grid, task_type, first=i == 0, last=i == len(types) - 1, cbar="posterior P(success)",
+                       xlabel="latency scale λ", ylabel="model (ranked by success at λ = 1)")
     return style.mark_diagnostics(fig, diagnostics)
+
+
+def _model_heatmap(ax, grid, title, first, last, cbar, xlabel, ylabel):
+    """One task type's panel of a many-model heatmap: success in [0, 1], model labels on the first panel."""
+    sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", cbar=last, cbar_kws={"label": cbar}, yticklabels=first)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel if first else "")
+    ax.tick_params(axis="y", labelsize=5)
