@@ -1,11 +1,18 @@
 """Loader throughput: a generated rtlog of N decisions (default 1,000,000), loaded on one core.
 
-Prints decisions/s and the peak resident memory of each alternative, side by side with ratios:
-  * rtanalysis.load_rtlog (orjson parse + validation + tidy frames), plain .jsonl and .jsonl.gz
+Prints decisions per CPU-second and the peak resident memory of each alternative, side by side:
+  * rtanalysis.load_rtlog (msgspec typed decoding + vectorised rules + tidy frames), for one plain
+    .jsonl, the same log as .jsonl.gz, and the same episodes split over 500 files (memory must not
+    grow with the number of files)
   * a plain stdlib-json parse of the same lines (parse only: the floor a plain loop starts from)
   * orjson parse only
-  * many small files vs one file (memory must not grow with the number of files)
-Each measurement runs in a fresh subprocess so peak memory is its own. Target: >= 200,000 decisions/s.
+Each measurement runs in a fresh subprocess (imports included) so peak memory is its own. CPU
+seconds, not wall time, are compared: the fair figure on a shared machine. Target: every loader
+row >= 200,000 decisions per CPU-second.
+
+Last runs (2-core AMD EPYC VM shared with other work; results/bench_load.txt has the tables):
+load_rtlog 327k/335k decisions per CPU-s (.jsonl), 279k/312k (.jsonl.gz), 326k/334k (500 files),
+peak ~475 MiB; before the columnar rework 208k / 209k / 222k and ~840 MiB on the same machine.
 
     python benchmarks/bench_load.py [--decisions 1000000] [--steps 20]
 """
@@ -110,8 +117,9 @@ def main() -> None:
     for name, r in rows:
         print(f"{name:38s} {r['seconds']:7.2f} {r['cpu_seconds']:7.2f} {r['decisions'] / r['cpu_seconds']:15,.0f} "
               f"{r['peak_rss_mb']:9.0f} {r['cpu_seconds'] / base:9.2f}")
-    rate = rows[0][1]["decisions"] / base
-    print(f"target >= 200,000 decisions/s on one core: {'met' if rate >= 200_000 else 'NOT met'} ({rate:,.0f} per CPU-second)")
+    rates = [r["decisions"] / r["cpu_seconds"] for name, r in rows if name.startswith("rtanalysis")]
+    print(f"target >= 200,000 decisions/s on one core, every loader row: "
+          f"{'met' if min(rates) >= 200_000 else 'NOT met'} (slowest {min(rates):,.0f} per CPU-second)")
 
 
 if __name__ == "__main__":
