@@ -1,8 +1,16 @@
-"""Fit speed: N vs 100×N episodes, nutpie vs PyMC NUTS, aggregated vs per-row likelihood, the CLI
-on data/example. Prints ratios side by side. Run: .venv/bin/python benchmarks/bench_fit.py [--quick]"""
+"""Fit speed, side by side: N vs 100×N episodes, nutpie vs PyMC NUTS, aggregated vs per-row likelihood
+at 10^4 and 10^5 episodes, and the CLI on data/example. Prints seconds and ratios.
+
+    .venv/bin/python benchmarks/bench_fit.py [--quick] [--skip-per-row-1e5]
+
+The per-row baseline is the same model with the same priors and the same sampler, its likelihood
+written as one term per decision and episode (``fit(..., per_row=True)``); both fits also report how
+far apart their decompositions are (the posteriors must agree up to Monte Carlo error).
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -12,8 +20,6 @@ import time
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import numpy as np  # noqa: E402
-
-QUICK = "--quick" in sys.argv
 
 
 def timed(f):
@@ -30,71 +36,62 @@ def fit_time(lr, **kw):
     return timed(lambda: fit(lr, **opts))
 
 
-def per_row_model(lr):
-    """The same capability × timing structure with one likelihood term per episode and decision."""
-    import pymc as pm
-    import pytensor.tensor as pt
-
-    from rtanalysis.model.data import aggregate
-
-    d = aggregate(lr.episodes, lr.steps)
-    e = d.episodes
-    st = lr.steps
-    acted = st["latency"].notna().to_numpy()
-    ep_m = pd_codes(st["model"], d.models)[acted]
-    ep_k = pd_codes(st["task_type"], d.task_types)[acted]
-    x = np.log(st["latency"].to_numpy()[acted])
-    with pm.Model(coords={"model": d.models, "task_type": d.task_types}) as m:
-        mu = pm.Normal("mu", 0, 2, dims=("model", "task_type"))
-        ls = pm.Normal("ls", 0, 1, dims=("model", "task_type"))
-        pm.Normal("x", mu[ep_m, ep_k], pt.exp(ls[ep_m, ep_k]), observed=x)
-        eta = pm.Normal("eta", 0, 1.5, dims=("model", "task_type"))
-        f = pm.Beta("f", 1, 1, dims="task_type")
-        p = pm.math.sigmoid(eta[e["m"].to_numpy(), e["k"].to_numpy()]) * (1 - f[e["k"].to_numpy()]) ** e["M"].to_numpy()
-        pm.Bernoulli("y", p=p, observed=e["y"].to_numpy())
-    return m
+def max_gap(a, b, q="p_success"):
+    """Largest |difference| of a decomposition quantity between two fits, in posterior SDs of a."""
+    da, db = a.decomposition(), b.decomposition()
+    sd = (da[f"{q}_hi"] - da[f"{q}_lo"]) / 3.92
+    return float(((da[q] - db[q]).abs() / sd.clip(lower=1e-9)).max())
 
 
-def pd_codes(s, levels):
-    import pandas as pd
-
-    return pd.Categorical(s.astype(object), categories=levels).codes
-
-
-def main():
+def main(argv=None):
     from rtanalysis.model.toy import toy_load
 
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--skip-per-row-1e5", action="store_true")
+    args = ap.parse_args(argv)
     rows = []
+
+    def row(name, a, ta, b, tb, note=""):
+        rows.append((name, a, ta, b, tb, note))
+        print(f"  {name}: {a} {ta:.1f} s, {b} {tb:.1f} s, ratio {tb / ta:.2f} {note}", file=sys.stderr, flush=True)
+
+    cells = 12  # toy design: 3 models × 2 task types × 2 clocks
     small = toy_load(n_per_cell=20, seed=1, labelled=False)
-    big = toy_load(n_per_cell=2000 if not QUICK else 200, seed=1, labelled=False)
     fit_time(small, draws=50)  # warm the compile cache
-    t1, _ = fit_time(small)
+    big = toy_load(n_per_cell=200 if args.quick else 2000, seed=1, labelled=False)
+    t1, r1 = fit_time(small)
     t2, _ = fit_time(big)
-    rows.append((f"fit time, N vs {len(big.episodes) // len(small.episodes)}xN episodes", f"{len(small.episodes)} ep", t1, f"{len(big.episodes)} ep", t2))
-    t3, _ = fit_time(small, sampler="pymc")
-    rows.append(("sampler (N episodes)", "nutpie", t1, "pymc NUTS", t3))
+    row(f"fit, N vs {len(big.episodes) // len(small.episodes)}xN episodes (2x500)", f"{len(small.episodes)} ep", t1,
+        f"{len(big.episodes)} ep", t2, "target <= 1.5")
+    t3, r3 = fit_time(small, sampler="pymc")
+    row("sampler, same model (2x500)", "nutpie", t1, "pymc NUTS", t3, f"gap {max_gap(r1, r3):.2f} SD")
     try:
         import numpyro  # noqa: F401
     except ImportError:
-        print("note: numpyro/jax not installed: numpyro sampler skipped")
-    # aggregated vs per-row at ~10^4 episodes
-    import pymc as pm
+        print("note: numpyro/jax are not installed here (not in the pinned stack): numpyro not compared",
+              file=sys.stderr)
 
-    lr4 = toy_load(n_per_cell=1700 if not QUICK else 170, seed=2, labelled=False)
-    t4, _ = fit_time(lr4)
-    m = per_row_model(lr4)
-    t5, _ = timed(lambda: pm.sample(draws=500, tune=500, chains=2, cores=2, random_seed=0, model=m,
-                                    progressbar=False, nuts_sampler="nutpie"))
-    rows.append((f"aggregated vs per-row ({len(lr4.episodes)} episodes)", "aggregated", t4, "per-row", t5))
-    # CLI on the example, 4 chains x 1000 draws
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "rtanalysis.cli", "fit", "data/example", "--out", tmp, "--quiet"]
-        t6, _ = timed(lambda: subprocess.run(cmd + ["--draws", "1000", "--chains", "4"], check=True,
-                                             capture_output=True))
-    rows.append(("rtanalysis fit data/example 4x1000 (warm cache)", "wall s", t6, "target", 60.0))
-    print(f"{'benchmark':<52} {'A':>14} {'s':>8} {'B':>14} {'s':>8} {'B/A':>7}")
-    for name, a, ta, b, tb in rows:
-        print(f"{name:<52} {a:>14} {ta:8.1f} {b:>14} {tb:8.1f} {tb / ta:7.2f}")
+    sizes = [10_000] if args.quick or args.skip_per_row_1e5 else [10_000, 100_000]
+    for n_ep in sizes:
+        lr = toy_load(n_per_cell=n_ep // cells, seed=2, labelled=False)
+        opts = dict(draws=300, tune=300)
+        fit_time(lr, per_row=True, draws=20, tune=20)  # same graph, cached; warm-up excluded
+        ta, ra = fit_time(lr, **opts)
+        tb, rb = fit_time(lr, per_row=True, **opts)
+        row(f"aggregated vs per-row, {len(lr.episodes)} episodes, {len(lr.steps)} decisions (2x300)",
+            "aggregated", ta, "per-row", tb, f"target >= 10 at 1e4; gap {max_gap(ra, rb):.2f} SD")
+
+    if not args.quick:
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "rtanalysis.cli", "fit", "data/example", "--out", tmp, "--quiet",
+                   "--draws", "1000", "--chains", "4"]
+            t6, _ = timed(lambda: subprocess.run(cmd, check=True, capture_output=True))
+        row("rtanalysis fit data/example 4x1000 (warm cache)", "wall s", t6, "target", 60.0)
+
+    print(f"{'benchmark':<78} {'A':>11} {'s':>7} {'B':>11} {'s':>7} {'B/A':>7}  note")
+    for name, a, ta, b, tb, note in rows:
+        print(f"{name:<78} {a:>11} {ta:7.1f} {b:>11} {tb:7.1f} {tb / ta:7.2f}  {note}")
 
 
 if __name__ == "__main__":

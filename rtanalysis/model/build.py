@@ -15,9 +15,13 @@ from .data import ModelData
 from .priors import LEAK, PRIORS
 
 LOG_2PI = float(np.log(2 * np.pi))
+#: log(1 − f) standing in for f = 1 ("a miss always kills"): a success after a miss then has
+#: probability e^-1000 per miss, i.e. none, while gradients stay finite
+ALWAYS_FATAL_LOG1M = -1000.0
 #: the main parameters whose convergence decides ``diagnostics_ok``
 MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "fatality", "c0",
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
+               "silence_prevalence", "length_cap", "always_fatal",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
                "type_sigma", "nu")
 
@@ -56,6 +60,27 @@ def latency_params(d: ModelData):
     return mu, log_sigma
 
 
+def binned_latency(d: ModelData, mu, sigma, nu=None):
+    """(log P(bin) per latency cell and bin, counts) for log-latency ~ Normal (``nu`` None) or
+    Student-t(ν): exact for the binned data, the likelihood both latency families share for LOO."""
+    pad = not len(d.latency)
+    edges = _data("bin_edges", np.zeros((1, d.bin_edges.shape[1])) if pad else d.bin_edges, "float64")
+    counts = _data("lat_bins", np.zeros((1, d.binned.shape[1])) if pad else d.binned.to_numpy(), "float64")
+    dist = (pm.Normal.dist(mu=mu[:, None], sigma=sigma[:, None]) if nu is None
+            else pm.StudentT.dist(nu=nu, mu=mu[:, None], sigma=sigma[:, None]))
+    cdf = pt.exp(pm.logcdf(dist, edges))
+    cdf = pt.concatenate([pt.zeros((cdf.shape[0], 1)), cdf, pt.ones((cdf.shape[0], 1))], axis=1)
+    return pt.log(pt.clip(cdf[:, 1:] - cdf[:, :-1], 1e-300, 1.0)), counts
+
+
+def latency_cells(d: ModelData):
+    """(mu, sigma) of each row of ``d.latency`` (padded to one row when empty), in a model context."""
+    mu_g, ls_g = latency_params(d)
+    L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0})
+    cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
+    return L, mu_g[cu, cm, ck], ls_g[cu, cm, ck]
+
+
 def _pad(table, zero_row: dict):
     """``table``, or one row that contributes nothing (zero counts) when it is empty."""
     import pandas as pd
@@ -76,11 +101,7 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
         # ---------------- latency
         # model/type effects are zero-sum (ZeroSumNormal): the intercepts are then identified, which
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
-        mu_g, ls_g = latency_params(d)
-        L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0})
-        cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
-        mu = mu_g[cu, cm, ck]
-        log_sigma = ls_g[cu, cm, ck]
+        L, mu, log_sigma = latency_cells(d)
         sigma = pt.exp(log_sigma)
         if latency_family == "normal":
             n, s1, s2 = (_data(f"lat_{c}", L[c], "float64") for c in ("n", "s1", "s2"))
@@ -88,16 +109,14 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
                                                - (s2 - 2 * mu * s1 + n * mu**2) / (2 * sigma**2)))
         else:
             nu = _prior("nu")
-            edges = _data("bin_edges", d.bin_edges, "float64")[cu]  # (cell, edges)
-            dist = pm.StudentT.dist(nu=nu, mu=mu[:, None], sigma=sigma[:, None])
-            cdf = pt.exp(pm.logcdf(dist, edges))
-            cdf = pt.concatenate([pt.zeros((cdf.shape[0], 1)), cdf, pt.ones((cdf.shape[0], 1))], axis=1)
-            probs = pt.clip(cdf[:, 1:] - cdf[:, :-1], 1e-12, 1.0)
-            counts = _data("lat_bins", d.binned.to_numpy(), "float64")
-            pm.Potential("latency_obs", pt.sum(counts * pt.log(probs)))
-        # silent decisions: a per-model "no answer" probability π_m (silence not explained by a long
-        # latency) mixed with right-censoring at the window close: log(π + (1 − π)·S(log c))
+            log_probs, counts = binned_latency(d, mu, sigma, nu)
+            pm.Potential("latency_obs", pt.sum(counts * log_probs))
+        # silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
+        # mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
+        # otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
+        # Marginalised over the indicator; the derived quantities draw it from its conditional.
         silence = _prior("silence", dims="model")
+        prevalence = _prior("silence_prevalence")
         C = _pad(d.censored, {"m": 0, "cell": 0, "log_close": 0.0, "count": 0})
         cell = _data("cens_cell", C["cell"], "int64")
         cm_ = _data("cens_m", C["m"], "int64")
@@ -107,14 +126,17 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
             cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
         else:
             cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
-        log_pi = pt.log(silence[cm_])
-        log_1m_pi = pt.log1p(-silence[cm_])
-        pm.Potential("latency_censored",
-                     pt.sum(count * pt.logaddexp(log_pi, log_1m_pi + pm.logccdf(cdist, log_c))))
+        log_s = pm.logccdf(cdist, log_c)
         E = _pad(d.exposure, {"m": 0, "n_acted": 0})
         em = _data("exp_m", E["m"], "int64")
         en = _data("exp_n", E["n_acted"], "float64")
-        pm.Potential("acted_not_silent", pt.sum(en * pt.log1p(-silence[em])))
+        zeros = pt.zeros(len(d.models))
+        with_mode = pt.inc_subtensor(zeros[cm_], count * pt.logaddexp(pt.log(silence[cm_]),
+                                                                      pt.log1p(-silence[cm_]) + log_s))
+        with_mode = pt.inc_subtensor(with_mode[em], en * pt.log1p(-silence[em]))
+        without_mode = pt.inc_subtensor(zeros[cm_], count * log_s)
+        pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
+                                                           pt.log1p(-prevalence) + without_mode)))
 
         # ---------------- capability
         a0 = _prior("a0")
@@ -123,30 +145,57 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
         b_k = pm.ZeroSumNormal("type_cap", sigma=sd_b, dims="task_type")
         g_mk = pm.ZeroSumNormal("model_type_cap", sigma=sd_g, dims=("model", "task_type"), n_zerosum_axes=2)
         eta_mk = a0 + a_m[:, None] + b_k[None, :] + g_mk
+        # an episode is capable when all its decisions are content-correct: the logit acts per decision
+        # and P(capable) = P(decision right)^(g_k·exp(β_k x)), g_k = the type's typical (geometric mean)
+        # number of decisions, x = log(decisions / g_k): β = 1 → every decision counts, β = 0 → length
+        # does not matter. Item effects then act per decision, so the same item moves a weak model's
+        # episode success more than a strong one's (as it does when an episode is a chain of decisions).
+        # offset_k puts logit 0 at P(capable) = 0.5 for a typical episode of the type.
+        length = _prior("length_cap", dims="task_type")
+        log_g = _data("type_log_g", d.type_log_g, "float64")
+        offset = _data("type_offset", d.type_offset, "float64")
+
+        def log_capable(m, k, i, x):
+            return pt.exp(log_g[k] + length[k] * x) * (-pt.softplus(-(eta_mk[m, k] + item_eff[i] + offset[k])))
+
         z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
         # index -1 (no task id) picks the appended 0: no item effect
-        item_eff = pt.concatenate([_prior("sd_item_cap") * z_d, pt.zeros(1)])
+        # item SD per task type (items of different types are different kinds of problem)
+        sd_item = _prior("sd_item_cap", dims="task_type")
+        item_k = _data("item_type", d.item_type if len(d.items) else [0], "int64")
+        item_eff = pt.concatenate([sd_item[item_k] * z_d, pt.zeros(1)])
+        # timing fatality, a hurdle per task type: with probability ψ a missed window always kills the
+        # episode (f = 1, the common realtime rule), otherwise f ~ Beta. Marginalised over the
+        # indicator; its log-odds is kept for the derived quantities, which draw it per draw.
         fatality = _prior("fatality", dims="task_type")
-        log1m_f = pt.log1p(-fatality)
+        always = _prior("always_fatal")
+        n_types = len(d.task_types)
 
-        U = _pad(d.unlabelled, {"m": 0, "k": 0, "i": -1, "M": 0, "n": 0, "y": 0})
-        if True:
-            m, k, i = (_data(f"unl_{c}", U[c], "int64") for c in ("m", "k", "i"))
-            M, n, y = (_data(f"unl_{c}", U[c], "float64") for c in ("M", "n", "y"))
-            log_p = (-pt.softplus(-(eta_mk[m, k] + item_eff[i]))) + M * log1m_f[k]
-            log_q = pt.log1mexp(pt.minimum(log_p, -1e-12))
-            pm.Potential("success_unlabelled", pt.sum(y * log_p + (n - y) * log_q))
-        CL = _pad(d.cap_labelled, {"m": 0, "k": 0, "i": -1, "n": 0, "capable": 0})
-        if True:
-            m, k, i = (_data(f"cap_{c}", CL[c], "int64") for c in ("m", "k", "i"))
-            n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
-            eta = eta_mk[m, k] + item_eff[i]
-            pm.Potential("capable_labelled",
-                         pt.sum(c * (-pt.softplus(-(eta))) + (n - c) * (-pt.softplus(-(-eta)))))
+        U = _pad(d.unlabelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "M": 0, "n": 0, "y": 0})
+        um, uk, ui = (_data(f"unl_{c}", U[c], "int64") for c in ("m", "k", "i"))
+        ux, uM, un, uy = (_data(f"unl_{c}", U[c], "float64") for c in ("x", "M", "n", "y"))
+        u_log_cap = log_capable(um, uk, ui, ux)
         TL = _pad(d.timing_labelled, {"k": 0, "M": 0, "n": 0, "y": 0})
-        if True:
-            k = _data("tim_k", TL["k"], "int64")
-            M, n, y = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
-            p = LEAK + (1 - 2 * LEAK) * pt.exp(M * log1m_f[k])
-            pm.Potential("success_labelled_capable", pt.sum(y * pt.log(p) + (n - y) * pt.log1p(-p)))
+        tk = _data("tim_k", TL["k"], "int64")
+        tM, tn, ty = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
+
+        def success_loglik(log1m_f):
+            """Per task type: log-likelihood of the success data given log(1 − f_k)."""
+            log_p = pt.minimum(u_log_cap + uM * log1m_f[uk], -1e-12)
+            out = pt.inc_subtensor(pt.zeros(n_types)[uk], uy * log_p + (un - uy) * pt.log1mexp(log_p))
+            # labelled capable episodes: y ~ Bernoulli(ε + (1 − 2ε)(1 − f)^M)
+            p = LEAK + (1 - 2 * LEAK) * pt.exp(tM * log1m_f[tk])
+            return pt.inc_subtensor(out[tk], ty * pt.log(p) + (tn - ty) * pt.log1p(-p))
+
+        graded = success_loglik(pt.log1p(-fatality))
+        fatal = success_loglik(pt.full(n_types, ALWAYS_FATAL_LOG1M))
+        log_odds = pt.log(always) + fatal - pt.log1p(-always) - graded
+        pm.Deterministic("always_fatal_log_odds", log_odds, dims="task_type")
+        pm.Potential("success", pt.sum(pt.logaddexp(pt.log(always) + fatal, pt.log1p(-always) + graded)))
+        CL = _pad(d.cap_labelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "n": 0, "capable": 0})
+        m, k, i = (_data(f"cap_{c}", CL[c], "int64") for c in ("m", "k", "i"))
+        x = _data("cap_x", CL["x"], "float64")
+        n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
+        log_cap = pt.minimum(log_capable(m, k, i, x), -1e-12)
+        pm.Potential("capable_labelled", pt.sum(c * log_cap + (n - c) * pt.log1mexp(log_cap)))
     return model

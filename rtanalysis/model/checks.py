@@ -30,7 +30,7 @@ def prior_params(d, latency_family: str, draws: int, seed: int) -> ParamDraws:
     with warnings.catch_warnings():  # the likelihood is all potentials: no data enters the prior
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         idata = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)
-    return param_draws(idata["prior"], d)
+    return param_draws(idata["prior"], d, seed=seed, prior=True)
 
 
 def _thin(p: ParamDraws, rng, k: int) -> np.ndarray:
@@ -42,9 +42,7 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, interval: float =
     a = (1 - interval) / 2
     idx = _thin(p, rng, MAX_REPLICATES)
     rows = res._deriver.rows
-    sub = lambda a: None if a is None else a[idx]  # noqa: E731
-    draws = res._deriver.compute(ParamDraws(p.mu[idx], p.sigma[idx], p.eta[idx], p.item[idx], p.fatality[idx],
-                                            sub(p.nu), sub(p.silence)))
+    draws = res._deriver.compute(p.take(idx))
     out = []
     for j, r in enumerate(rows.itertuples()):
         rep = rng.binomial(r.n_episodes, np.clip(draws["p_success"][j], 0, 1)) / r.n_episodes

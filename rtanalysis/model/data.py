@@ -9,9 +9,11 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
   (cell, close): ``count``. Each adds ``log(1 − Φ((log close − μ)/σ))``.
 * ``exposure``: per model, acted decisions under a timed clock with a known window close (each
   adds ``log(1 − π_m)``, π_m = P(silent whatever the latency)).
-* ``binned``: counts of log-latency per cell in fixed bins (for the Student-t variant and LOO).
-* ``unlabelled``: episodes without complete labels by (model, task_type, item, M): ``n``, ``y``.
-* ``cap_labelled``: labelled episodes by (model, task_type, item): ``n``, ``capable``.
+* ``binned``: counts of log-latency per cell in bins cut at the cell's quantiles (for the Student-t
+  variant and the LOO choice between latency families).
+* ``unlabelled``: episodes without complete labels by (model, task_type, item, x, M): ``n``, ``y``
+  (x = the episode's log number of decisions, centred within its task type).
+* ``cap_labelled``: labelled episodes by (model, task_type, item, x): ``n``, ``capable``.
 * ``timing_labelled``: labelled *capable* episodes by (task_type, M): ``n``, ``y``.
 * ``episodes``: one row per episode (row key, item, M, labelled, ...), for derived quantities.
 * ``windows``/``episode_windows``: distinct decision windows and their counts per episode.
@@ -26,9 +28,6 @@ import pandas as pd
 
 from ..schema import TIMED_CLOCKS
 
-#: edges of the log-latency bins, in units of the per-unit pooled SD around the pooled median
-BIN_EDGES_Z = np.array([-2.0, -1.4, -1.0, -0.6, -0.3, 0.0, 0.3, 0.6, 1.0, 1.4, 2.0, 2.7])
-
 
 @dataclass
 class ModelData:
@@ -42,7 +41,7 @@ class ModelData:
     censored: pd.DataFrame
     exposure: pd.DataFrame  # m, n_acted (timed, windowed decisions with an action)
     binned: pd.DataFrame
-    bin_edges: np.ndarray  # (n_units, n_edges) in log-latency
+    bin_edges: np.ndarray  # (latency rows, n_edges) in log-latency
     unlabelled: pd.DataFrame
     cap_labelled: pd.DataFrame
     timing_labelled: pd.DataFrame
@@ -51,6 +50,9 @@ class ModelData:
     windows: pd.DataFrame
     episode_windows: pd.DataFrame
     log_ref: pd.DataFrame  # per unit: center, scale of log-latency (centring, not data-fitted priors)
+    item_type: np.ndarray | None = None  # task_type index of each item (its most frequent one)
+    type_log_g: np.ndarray | None = None  # per task type: log of the geometric-mean decisions per episode
+    type_offset: np.ndarray | None = None  # per task type: logit(0.5^(1/g)), logit 0 ↔ P(capable) 0.5
 
     @property
     def dims(self) -> dict[str, int]:
@@ -66,8 +68,55 @@ def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
     return pd.Categorical(values.astype(object), categories=levels).codes.astype(np.int64)
 
 
-def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
-    """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input."""
+#: cumulative probabilities of the per-cell bin edges of log-latency (14 bins; finer in the tails)
+BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 0.975, 0.99])
+
+
+def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFrame, cell_index: dict):
+    """(edges (rows of ``latency``, 13), counts frame (rows, 14)): each cell's observed log-latencies
+    in bins cut at that cell's quantiles :data:`BIN_QUANTILES`; a cell without observations gets
+    its unit's reference centre ± multiples of its scale. Counts sit on the cell's (last) row."""
+    ref_z = np.array([-2.3, -2.0, -1.6, -1.3, -0.8, -0.4, 0.0, 0.4, 0.8, 1.3, 1.6, 2.0, 2.3])
+    ref = log_ref[["center", "scale"]].to_numpy()
+    edges = ref[latency["u"].to_numpy(), :1] + ref_z[None, :] * ref[latency["u"].to_numpy(), 1:]
+    counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
+    if len(obs):
+        row = np.array([cell_index[tuple(r)] for r in obs[["m", "k", "u"]].to_numpy()]) if len(latency) else None
+        x = obs["x"].to_numpy()
+        order = np.argsort(row, kind="stable")
+        bounds = np.flatnonzero(np.diff(row[order])) + 1
+        for idx in np.split(order, bounds):
+            r = row[idx[0]]
+            e = np.quantile(x[idx], BIN_QUANTILES)
+            same = latency[["m", "k", "u"]].to_numpy() == latency.loc[r, ["m", "k", "u"]].to_numpy()
+            edges[same.all(axis=1)] = e
+            counts[r] = np.bincount(np.searchsorted(e, x[idx]), minlength=counts.shape[1])
+    return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
+
+
+def _length_covariate(n_decisions: np.ndarray, k: np.ndarray, n_types: int) -> tuple[np.ndarray, np.ndarray]:
+    """(x, log g): x = log(number of decisions) − log g_k, g_k the geometric mean over the type's
+    episodes with decisions (1 for a type without any); x = 0 for an episode without logged
+    decisions (treated as typical)."""
+    logn = np.log(np.maximum(n_decisions, 1)).astype(float)
+    has = n_decisions > 0
+    x = np.zeros(len(k))
+    log_g = np.zeros(n_types)
+    for kk in range(n_types):
+        sel = (k == kk) & has
+        if sel.any():
+            log_g[kk] = logn[sel].mean()
+            x[sel] = logn[sel] - log_g[kk]
+    return np.round(x, 12), log_g  # equal lengths give bit-equal keys for grouping
+
+
+def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False) -> ModelData:
+    """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input.
+
+    ``per_row=True`` skips the reduction: one table row per decision / episode (``n = 1``), the same
+    likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against."""
+    by = (lambda f, keys: f.assign(_row=np.arange(len(f))).groupby(keys + ["_row"], as_index=False)) if per_row \
+        else (lambda f, keys: f.groupby(keys, as_index=False))
     if len(episodes) == 0:
         raise ValueError("no episodes to fit: the data has 0 accepted episodes")
     for col in ("model", "task_type", "clock", "time_unit", "success"):
@@ -117,6 +166,9 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
     n_acted = np.bincount(ep_of_step, weights=acted.astype(float), minlength=n_ep)
     e["labelled"] = (n_acted > 0) & (np.bincount(ep_of_step, weights=unl_step, minlength=n_ep) == 0)
     e["capable"] = e["labelled"] & (np.bincount(ep_of_step, weights=wrong_step, minlength=n_ep) == 0)
+    e["x"], type_log_g = _length_covariate(np.bincount(ep_of_step, minlength=n_ep), e["k"].to_numpy(),
+                                           len(task_types))
+    type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
 
     # --- latency sufficient statistics per (model, task_type, unit) cell
     cell_of_step = (e["m"].to_numpy()[ep_of_step], e["k"].to_numpy()[ep_of_step], e["u"].to_numpy()[ep_of_step])
@@ -129,8 +181,8 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
         loglat[sel] = np.log(np.maximum(lat[sel], floor))
     lat_frame = pd.DataFrame({"m": cell_of_step[0], "k": cell_of_step[1], "u": cell_of_step[2], "x": loglat})
     obs = lat_frame[acted]
-    latency = (obs.assign(x2=obs["x"] ** 2).groupby(["m", "k", "u"], as_index=False)
-               .agg(n=("x", "size"), s1=("x", "sum"), s2=("x2", "sum")))
+    latency = (by(obs.assign(x2=obs["x"] ** 2), ["m", "k", "u"])
+               .agg(n=("x", "size"), s1=("x", "sum"), s2=("x2", "sum")).drop(columns="_row", errors="ignore"))
     cens_sel = ~acted & timed_step & (close > 0) & ~np.isnan(close)
     # A silent decision tells us L > its censor point. That point is the window close, raised to the
     # largest latency any action of the same cell landed with under a timed clock: when late
@@ -142,10 +194,11 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
     censor_at = np.fmax(close, cell_max)
     cens = pd.DataFrame({"m": cell_of_step[0][cens_sel], "k": cell_of_step[1][cens_sel],
                          "u": cell_of_step[2][cens_sel], "log_close": np.log(censor_at[cens_sel])})
-    censored = cens.groupby(["m", "k", "u", "log_close"], as_index=False).size().rename(columns={"size": "count"})
+    censored = (by(cens, ["m", "k", "u", "log_close"]).size().rename(columns={"size": "count"})
+                .drop(columns="_row", errors="ignore"))
     exp_sel = acted & timed_step & (close > 0) & ~np.isnan(close)
-    exposure = (pd.DataFrame({"m": cell_of_step[0][exp_sel]}).groupby("m", as_index=False).size()
-                .rename(columns={"size": "n_acted"}))
+    exposure = (by(pd.DataFrame({"m": cell_of_step[0][exp_sel]}), ["m"]).size()
+                .rename(columns={"size": "n_acted"}).drop(columns="_row", errors="ignore"))
     # every cell that has observations or censored decisions
     cells = pd.concat([latency[["m", "k", "u"]], censored[["m", "k", "u"]]]).drop_duplicates()
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
@@ -163,28 +216,24 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
         ref.append((units[u], center, max(scale, 0.05)))
     log_ref = pd.DataFrame(ref, columns=["unit", "center", "scale"])
 
-    # --- binned log-latency (observed decisions only; censored ones stay separate, exact)
-    edges = np.stack([r.center + BIN_EDGES_Z * r.scale for r in log_ref.itertuples()]) if len(units) else \
-        np.zeros((0, len(BIN_EDGES_Z)))
-    nb = len(BIN_EDGES_Z) + 1
-    counts = np.zeros((len(latency), nb), dtype=np.int64)
-    if len(obs):
-        oc = np.array([cell_index[(m, k, u)] for m, k, u in obs[["m", "k", "u"]].to_numpy()])
-        ob = np.array([np.searchsorted(edges[u], x) for u, x in zip(obs["u"].to_numpy(), obs["x"].to_numpy())])
-        np.add.at(counts, (oc, ob), 1)
-    binned = pd.DataFrame(counts, columns=[f"b{j}" for j in range(nb)])
+    # --- binned log-latency (observed decisions only; censored ones stay separate, exact): per
+    # cell, edges at the cell's own quantiles, so every family is judged on the same bins, tails included
+    edges, binned = _bin_latencies(obs, latency, log_ref, cell_index)
 
     # --- success: unlabelled marginal groups and labelled capable/timing groups
     unl = e[~e["labelled"]]
-    unlabelled = unl.groupby(["m", "k", "i", "M"], as_index=False).agg(n=("y", "size"), y=("y", "sum"))
+    unlabelled = by(unl, ["m", "k", "i", "x", "M"]).agg(n=("y", "size"), y=("y", "sum"))
     lab = e[e["labelled"]]
-    cap_labelled = lab.groupby(["m", "k", "i"], as_index=False).agg(n=("y", "size"), capable=("capable", "sum"))
+    cap_labelled = by(lab, ["m", "k", "i", "x"]).agg(n=("y", "size"), capable=("capable", "sum"))
     capable = lab[lab["capable"]]
-    timing_labelled = capable.groupby(["k", "M"], as_index=False).agg(n=("y", "size"), y=("y", "sum"))
+    timing_labelled = by(capable, ["k", "M"]).agg(n=("y", "size"), y=("y", "sum"))
+    unlabelled, cap_labelled, timing_labelled = (f.drop(columns="_row", errors="ignore")
+                                                 for f in (unlabelled, cap_labelled, timing_labelled))
     notcap = lab[~lab["capable"]]
     for f in (unlabelled, cap_labelled, timing_labelled):
         for c in f.columns:
-            f[c] = f[c].astype(np.int64)
+            if c != "x":
+                f[c] = f[c].astype(np.int64)
 
     # --- windows of timed decisions, for the derived p_timely (no window = never misses)
     wsel = timed_step & ~np.isnan(close)
@@ -197,6 +246,9 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame) -> ModelData:
 
     e["model"] = ep["model"].astype(str).to_numpy()
     e["task_type"] = ep["task_type"].astype(str).to_numpy()
+    has_item = e[e["i"] >= 0]
+    item_type = (has_item.groupby("i")["k"].agg(lambda s: s.value_counts().index[0]).reindex(range(len(items)))
+                 .to_numpy(np.int64) if len(items) else np.zeros(0, dtype=np.int64))
     return ModelData(models, task_types, units, items, latency, censored, exposure, binned, edges, unlabelled,
                      cap_labelled, timing_labelled, (int(len(notcap)), int(notcap["y"].sum())), e, windows,
-                     episode_windows, log_ref)
+                     episode_windows, log_ref, item_type, type_log_g, type_offset)

@@ -1,10 +1,11 @@
 """Derived quantities computed in numpy on posterior (or prior) draws — kept out of the PyMC graph
 so sampling stays cheap.
 
-Per row (model, task_type, clock): ``p_capable`` (sample-average of p_cap over the row's episodes'
-items), ``p_timely`` (mean over the row's episodes of Π_d (1 − f_k q_d), q_d = P(miss | window,
-μ + log λ, σ)), ``p_success = p_capable · p_timely``, ``share_timing = p_capable(1 − p_timely) /
-(1 − p_success)`` and decision-level ``p_on_time``, ``p_early``, ``p_late``.
+Per row (model, task_type, clock): ``p_capable`` (sample-average of p_cap over the row's episodes,
+with their items and lengths), ``p_success`` (sample-average of p_cap_e · Π_d (1 − f_k q_d), q_d =
+P(miss | window, μ + log λ, σ, π)), ``p_timely = p_success / p_capable``, ``share_timing =
+p_capable(1 − p_timely) / (1 − p_success)`` and decision-level ``p_on_time``, ``p_early``,
+``p_late``, ``p_silent``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, log_ndtr, ndtr
+from scipy.special import expit, log_expit, log_ndtr, ndtr
 
 from .data import ModelData
 
@@ -30,11 +31,17 @@ class ParamDraws:
     item: np.ndarray  # (S, n_items + 1) item effects, last = 0 (no task id / unseen)
     fatality: np.ndarray  # (S, task_type)
     nu: np.ndarray | None = None
-    silence: np.ndarray | None = None  # (S, model) P(silent whatever the latency)
+    silence: np.ndarray | None = None  # (S, model) P(silent whatever the latency), 0 without the mode
+    length: np.ndarray | None = None  # (S, task_type) capability slope on centred log decisions
 
     @property
     def n(self) -> int:
         return self.fatality.shape[0]
+
+    def take(self, idx) -> "ParamDraws":
+        """The draws ``idx`` only."""
+        return ParamDraws(*(None if a is None else a[idx] for a in (
+            self.mu, self.sigma, self.eta, self.item, self.fatality, self.nu, self.silence, self.length)))
 
 
 def _flat(ds, name, default_shape=None):
@@ -44,8 +51,40 @@ def _flat(ds, name, default_shape=None):
     return a.reshape((-1,) + a.shape[2:])
 
 
-def param_draws(ds, d: ModelData) -> ParamDraws:
-    """From a posterior/prior dataset with (chain, draw, ...) variables."""
+def silence_mode_probability(mu, sigma, nu, pi, prevalence, d: ModelData) -> np.ndarray:
+    """(S, model): P(the model has a no-answer mode | parameters, data), from the hurdle's two
+    likelihoods (what :func:`.build.build_model` marginalises)."""
+    S, n_m = pi.shape
+    C, E = d.censored, d.exposure
+    with_mode = np.zeros((S, n_m))
+    without = np.zeros((S, n_m))
+    if len(C):
+        u, m, k = C["u"].to_numpy(), C["m"].to_numpy(), C["k"].to_numpy()
+        z = (C["log_close"].to_numpy()[None, :] - mu[:, u, m, k]) / sigma[:, u, m, k]
+        if nu is None:
+            log_s = log_ndtr(-z)
+        else:
+            from scipy.stats import t as student_t
+
+            log_s = student_t.logsf(z, nu[:, None])
+        cnt = C["count"].to_numpy(float)
+        onehot = np.zeros((len(C), n_m))
+        onehot[np.arange(len(C)), m] = 1.0
+        pic = pi[:, m]
+        with_mode += (cnt * np.logaddexp(np.log(pic), np.log1p(-pic) + log_s)) @ onehot
+        without += (cnt * log_s) @ onehot
+    if len(E):
+        em = E["m"].to_numpy()
+        np.add.at(with_mode.T, em, (E["n_acted"].to_numpy(float) * np.log1p(-pi[:, em])).T)
+    logit = np.log(prevalence)[:, None] + with_mode - np.log1p(-prevalence)[:, None] - without
+    return expit(logit)
+
+
+def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDraws:
+    """From a posterior/prior dataset with (chain, draw, ...) variables. The two hurdle indicators
+    marginalised in the sampler — a model's silence mode, a task type's always-fatal misses — are
+    drawn per draw from their conditional probabilities given the data (``prior``: from their
+    prevalence alone), seeded by ``seed``."""
     g = lambda n: _flat(ds, n)  # noqa: E731
     S = g("a0").shape[0]
     mk = g("model_lat")[:, :, None] + g("type_lat")[:, None, :] + g("model_type_lat")
@@ -53,11 +92,33 @@ def param_draws(ds, d: ModelData) -> ParamDraws:
     ls = g("s0")[:, :, None, None] + (g("model_sigma")[:, :, None] + g("type_sigma")[:, None, :])[:, None]
     eta = g("a0")[:, None, None] + g("model_cap")[:, :, None] + g("type_cap")[:, None, :] + g("model_type_cap")
     if d.items:
-        item = np.concatenate([g("sd_item_cap")[:, None] * g("z_item_cap"), np.zeros((S, 1))], axis=1)
+        item = np.concatenate([g("sd_item_cap")[:, d.item_type] * g("z_item_cap"), np.zeros((S, 1))], axis=1)
     else:
         item = np.zeros((S, 1))
     nu = g("nu")
-    return ParamDraws(mu, np.exp(ls), eta, item, g("fatality"), nu, g("silence"))
+    sigma = np.exp(ls)
+    pi = g("silence")
+    prevalence = g("silence_prevalence")
+    if pi is not None and prevalence is not None:
+        p_mode = (np.broadcast_to(prevalence[:, None], pi.shape) if prior
+                  else silence_mode_probability(mu, sigma, nu, pi, prevalence, d))
+        pi = np.where(np.random.default_rng(seed).random(pi.shape) < p_mode, pi, 0.0)
+    fatality = g("fatality")
+    always = g("always_fatal")
+    if always is not None:
+        rng = np.random.default_rng([seed, 1])
+        p_always = (np.broadcast_to(always[:, None], fatality.shape) if prior
+                    else expit(g("always_fatal_log_odds")))
+        fatality = np.where(rng.random(fatality.shape) < p_always, 1.0, fatality)
+    return ParamDraws(mu, sigma, eta, item, fatality, nu, pi, g("length_cap"))
+
+
+def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs) -> np.ndarray:
+    """(S, G) P(capable) of episodes of model m, type k with ``items`` and centred log lengths ``xs``
+    (:func:`.build.build_model`: P(decision right)^(g_k exp(β_k x)))."""
+    logit = p.eta[:, m, k][:, None] + p.item[:, items] + d.type_offset[k]
+    expo = np.exp(d.type_log_g[k] + p.length[:, k][:, None] * np.asarray(xs)[None, :])
+    return np.exp(expo * log_expit(logit))
 
 
 def rows_of(d: ModelData) -> pd.DataFrame:
@@ -88,7 +149,14 @@ def _miss_probs(mu, sigma, lo, hi, nu=None):
 
 
 class Deriver:
-    """Vectorised derived quantities for one dataset; reused across λ and swap scenarios."""
+    """Vectorised derived quantities for one dataset; reused across λ and swap scenarios.
+
+    A row's episodes are grouped by what their probabilities depend on: item and length (capability)
+    and, per time unit, the count of decisions in each distinct window (timing). Then
+    ``p_capable = Σ_g w_g p_cap_g`` and ``p_success = Σ_g w_g p_cap_g T_g``: capability and timing
+    are combined per episode group, so ``p_timely = p_success / p_capable`` is P(no fatal miss |
+    capable) even when longer episodes are both harder and more exposed to misses.
+    """
 
     def __init__(self, d: ModelData):
         self.d = d
@@ -97,72 +165,76 @@ class Deriver:
         self._row_cache = [self._row_structure(r) for r in self.rows.itertuples()]
 
     def _row_structure(self, r):
+        """(item, x, weight) of the row's episode groups and, for a timed row, per unit
+        ``(wids, pattern (G, W), group of each pattern row)``."""
         d = self.d
-        eps = r.episodes
-        items, item_w = np.unique(d.episodes.loc[eps, "i"].to_numpy(), return_counts=True)
-        if r.clock == "paused":
-            return items, item_w / item_w.sum(), None
-        units = d.episodes.loc[eps, "u"].to_numpy()
-        per_unit = []
-        for u in np.unique(units):
-            eu = eps[units == u]
-            wids = d.windows.index[d.windows["u"] == u].to_numpy()
-            C = np.zeros((len(eu), len(wids)))
-            ew = self._ew[self._ew["ep"].isin(eu)]
+        eps = np.asarray(r.episodes)
+        ep = d.episodes.loc[eps]
+        units = ep["u"].to_numpy()
+        wids_all = d.windows.index.to_numpy()
+        C = np.zeros((len(eps), len(wids_all)))
+        if r.clock != "paused":
+            ew = self._ew[self._ew["ep"].isin(eps)]
             if len(ew):
-                r = pd.Index(eu).get_indexer(ew["ep"].to_numpy())
-                c = pd.Index(wids).get_indexer(ew["wid"].to_numpy())
-                np.add.at(C, (r, c), ew["count"].to_numpy(float))
-            pattern, weight = np.unique(C, axis=0, return_counts=True)
-            per_unit.append((u, wids, pattern, weight / len(eps)))
-        return items, item_w / item_w.sum(), per_unit
+                np.add.at(C, (pd.Index(eps).get_indexer(ew["ep"].to_numpy()),
+                              pd.Index(wids_all).get_indexer(ew["wid"].to_numpy())), ew["count"].to_numpy(float))
+        key = np.column_stack([ep["i"].to_numpy(float), ep["x"].to_numpy(float), units.astype(float), C])
+        groups, inverse, weight = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        items, xs, gu = groups[:, 0].astype(np.int64), groups[:, 1], groups[:, 2].astype(np.int64)
+        if r.clock == "paused":
+            return items, xs, weight / weight.sum(), None
+        per_unit = []
+        for u in np.unique(gu):
+            wids = d.windows.index[d.windows["u"] == u].to_numpy()
+            sel = np.flatnonzero(gu == u)
+            per_unit.append((u, wids, groups[sel][:, 3 + wids], sel))
+        return items, xs, weight / weight.sum(), per_unit
 
     def compute(self, p: ParamDraws, lam: float = 1.0, swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
         """Draws (rows × S) of every quantity; ``swap`` maps a row's model index to the model whose
-        latency (μ, σ) it borrows (``as:<model>`` counterfactual)."""
+        latency (μ, σ, silence) it borrows (``as:<model>`` counterfactual)."""
         n, S = len(self.rows), p.n
         out = {q: np.empty((n, S)) for q in QUANTITIES}
         log_lam = np.log(lam)
         W = self.d.windows
-        for j, (r, (items, iw, per_unit)) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
-            p_cap = expit(p.eta[:, r.m, r.k][:, None] + p.item[:, items]) @ iw
+        for j, (r, (items, xs, w, per_unit)) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
+            cap = capable_probability(p, self.d, r.m, r.k, items, xs)  # (S, G)
+            p_cap = cap @ w
+            nan = np.full(S, np.nan)
             if per_unit is None:
-                p_t = np.ones(S)
-                on, early, late, silent = (np.full(S, np.nan),) * 4
+                p_s, on, early, late, silent = p_cap, nan, nan, nan, nan
             else:
                 lat_m = swap.get(r.m, r.m) if swap else r.m
-                p_t = np.zeros(S)
-                tot = np.zeros(S)
-                early = np.zeros(S)
-                late = np.zeros(S)
-                silent = np.zeros(S)
+                keep = np.ones((S, len(w)))  # P(no fatal miss) per group
+                early, late, silent = np.zeros(S), np.zeros(S), np.zeros(S)
                 n_dec = 0.0
-                for u, wids, pattern, weight in per_unit:
+                for u, wids, pattern, sel in per_unit:
                     mu = p.mu[:, u, lat_m, r.k] + log_lam
                     pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], W.loc[wids, "open"].to_numpy(),
                                          W.loc[wids, "close"].to_numpy(), p.nu)
-                    pi = p.silence[:, lat_m][:, None] if p.silence is not None else 0.0
+                    pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((S, 1))
                     pe, pl = (1 - pi) * pe, (1 - pi) * pl
                     q = np.clip(pi + pe + pl, 0.0, 1.0)
-                    log_keep = np.log1p(-p.fatality[:, r.k][:, None] * q)  # (S, W)
-                    p_t += np.exp(log_keep @ pattern.T) @ weight
-                    dec = pattern.T @ weight  # expected decisions per window (per row episode)
+                    # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an
+                    # episode group does not have; e^-37 per miss is zero for every purpose
+                    log_keep = np.log1p(-np.minimum(p.fatality[:, r.k][:, None] * q, 1 - 1e-16))  # (S, W)
+                    keep[:, sel] = np.exp(log_keep @ pattern.T)
+                    dec = pattern.T @ w[sel]  # expected decisions per window (per row episode)
                     early += pe @ dec
                     late += pl @ dec
-                    silent += (np.broadcast_to(pi, pe.shape) if np.ndim(pi) else np.full(pe.shape, pi)) @ dec
+                    silent += np.broadcast_to(pi, pe.shape) @ dec
                     n_dec += dec.sum()
-                    tot += weight.sum()
-                p_t = p_t / np.maximum(tot, 1e-300) if np.any(tot) else np.ones(S)
+                p_s = (cap * keep) @ w
                 if n_dec > 0:
                     early, late, silent = early / n_dec, late / n_dec, silent / n_dec
+                    on = 1.0 - early - late - silent
                 else:
-                    early = late = silent = np.full(S, np.nan)
-                on = 1.0 - early - late - silent
-            p_s = p_cap * p_t
+                    on = early = late = silent = nan
             with np.errstate(invalid="ignore", divide="ignore"):
-                share = np.where(p_s < 1.0, p_cap * (1.0 - p_t) / np.maximum(1.0 - p_s, 1e-300), 0.0)
+                p_t = np.where(p_cap > 0, p_s / p_cap, 1.0)
+                share = np.where(p_s < 1.0, (p_cap - p_s) / np.maximum(1.0 - p_s, 1e-300), 0.0)
             if per_unit is None:
-                share = np.zeros(S)
+                p_t, share = np.ones(S), np.zeros(S)
             for q, v in zip(QUANTITIES, (p_s, p_cap, p_t, share, on, early, late, silent)):
                 out[q][j] = v
         return out

@@ -81,13 +81,14 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
 
 def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | None = None,
-        sampler: str = "nutpie") -> "FitResult":
+        sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
     :func:`rtanalysis.load`). ``latency_family``: ``normal`` (log-normal latency, sufficient
     statistics), ``t`` (Student-t on binned log-latency) or ``auto`` (both, chosen by LOO on the
-    binned likelihood). Same data and seed give identical tables.
+    binned likelihood). Same data and seed give identical tables. ``per_row``: the same likelihood
+    without aggregation (one term per decision and episode; a benchmark baseline, much slower).
     """
     from .build import MAIN_PARAMS, build_model
     from .diagnostics import diagnose
@@ -97,19 +98,21 @@ def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval}")
     episodes, steps = _as_frames(data)
-    d = aggregate(episodes, steps)
+    d = aggregate(episodes, steps, per_row=per_row)
     tune = draws if tune is None else tune
-    families = ("normal",) if latency_family == "auto" else (latency_family,)
-    fits = {}
     t0 = time.time()
-    for fam in families:
-        model = build_model(d, fam)
+    loo, chosen = None, latency_family
+    if latency_family == "auto":
+        from .compare import choose_family, latency_loo
+
         if progress:
-            print(f"compiling model ({fam} latency; first run only, cached afterwards)...", file=sys.stderr)
-        fits[fam] = (model, sample_model(model, draws, tune, chains, seed, sampler, progress))
-    loo = None
-    chosen = families[0]
-    model, idata = fits[chosen]
+            print("choosing the latency family (normal vs t) by LOO on binned log-latency...", file=sys.stderr)
+        loo = latency_loo(d, draws=min(draws, 500), chains=max(2, chains), seed=seed, sampler=sampler)
+        chosen = choose_family(loo)
+    model = build_model(d, chosen)
+    if progress:
+        print(f"compiling model ({chosen} latency; first run only, cached afterwards)...", file=sys.stderr)
+    idata = sample_model(model, draws, tune, chains, seed, sampler, progress)
     names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
     diag, table = diagnose(idata, names)
     diag["sampling_seconds"] = round(time.time() - t0, 2)
@@ -144,7 +147,7 @@ class FitResult:
     @property
     def _params(self) -> ParamDraws:
         if "params" not in self._cache:
-            self._cache["params"] = param_draws(self.posterior["posterior"], self.data)
+            self._cache["params"] = param_draws(self.posterior["posterior"], self.data, seed=self.seed)
         return self._cache["params"]
 
     @property

@@ -9,7 +9,8 @@ centring of the weakly informative prior on the data's own unit (seconds vs toke
 from __future__ import annotations
 
 PRIORS: dict[str, tuple[str, dict, str]] = {
-    # capability: logit p_cap = a0 + a_m + b_k + g_mk + d_i
+    # capability, per decision: logit = a0 + a_m + b_k + g_mk + d_i + offset_k; an episode of n
+    # decisions is capable with that probability to the power g_k (n / g_k)^β_k
     "a0": ("Normal", {"mu": 0.0, "sigma": 1.5}, "baseline logit of capability; ±3 covers p 0.05–0.95"),
     # models and task types are few (2-10) and data-rich: a hierarchical SD over 2-3 levels is not
     # estimable and makes a funnel NUTS cannot sample, so their zero-sum effects get a fixed,
@@ -17,9 +18,15 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "sd_model_cap": ("Fixed", {"value": 1.5}, "models' capability effects, zero-sum, Normal(0, 1.5) logit"),
     "sd_type_cap": ("Fixed", {"value": 1.5}, "task types' difficulty effects, zero-sum, Normal(0, 1.5) logit"),
     "sd_model_type_cap": ("Fixed", {"value": 1.0}, "model × task-type interaction, zero-sum, Normal(0, 1) logit"),
-    "sd_item_cap": ("HalfNormal", {"sigma": 1.0}, "spread of items (tasks) within types (logit)"),
-    # timing fatality: P(one missed window kills the episode)
-    "fatality": ("Beta", {"alpha": 1.0, "beta": 1.0}, "uniform: no prior view on how forgiving a task is"),
+    "sd_item_cap": ("HalfNormal", {"sigma": 1.0}, "spread of items (tasks) within each task type (logit)"),
+    "length_cap": ("Normal", {"mu": 1.0, "sigma": 0.5},
+                   "P(capable) = P(decision right)^(g·(n/g)^β): β = 1 when every decision must be right "
+                   "(how `capable` is defined), 0 when length does not matter"),
+    # timing fatality: P(one missed window kills the episode), a hurdle with a point mass at f = 1
+    "always_fatal": ("Beta", {"alpha": 1.0, "beta": 1.0},
+                     "P(a task type's missed window always kills the episode, f = 1); uniform"),
+    "fatality": ("Beta", {"alpha": 1.0, "beta": 1.0},
+                 "f of a type where a miss is not always fatal; uniform: no prior view on how forgiving"),
     # latency: log L ~ Normal(c0[unit] + u_m + v_k + w_mk, exp(s0[unit] + s_m + s_k))
     "c0": ("Normal", {"mu": "center", "sigma": 2.0}, "log-latency intercept per time unit (e² ≈ 7× either way)"),
     "sd_model_lat": ("Fixed", {"value": 1.5}, "models' log-latency effects, zero-sum, Normal(0, 1.5)"),
@@ -28,8 +35,12 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0}, "log of the within-cell SD of log-latency"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
-    # silence: P(no action whatever the latency) per model, under timed clocks
-    "silence": ("Beta", {"alpha": 1.0, "beta": 19.0}, "mean 0.05: silence is rare; 95% below ~0.15"),
+    # silence: a hurdle. With probability `silence_prevalence` a model has a "no answer" mode with
+    # P(silent whatever the latency) = `silence`; otherwise its silences are latencies past the censor point
+    "silence_prevalence": ("Beta", {"alpha": 1.0, "beta": 1.0},
+                           "share of models with a no-answer mode; uniform. Lets π be exactly 0"),
+    "silence": ("Beta", {"alpha": 1.0, "beta": 19.0},
+                "P(no answer) of a model that has the mode; mean 0.05, 95% below ~0.15"),
     # heavier-tailed variant
     "nu": ("Gamma", {"alpha": 2.0, "beta": 0.1}, "Student-t degrees of freedom (Juárez & Steel 2010)"),
 }

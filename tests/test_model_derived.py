@@ -1,0 +1,109 @@
+"""Derived quantities: the grouped, vectorised computation equals a per-episode brute force, and the
+silence hurdle's mode probability equals its likelihood ratio."""
+
+import numpy as np
+import pytest
+from scipy.special import expit, log_ndtr
+from scipy.stats import norm
+
+from rtanalysis.model.data import aggregate
+from rtanalysis.model.derived import Deriver, ParamDraws, silence_mode_probability
+
+S = 7
+
+
+@pytest.fixture(scope="module")
+def sim_data():
+    from rtanalysis.simulate import simulate
+
+    sim = simulate("mixed", seed=5, tasks=2, seeds=2, labelled=False)
+    lr = sim.load()
+    return lr, aggregate(lr.episodes, lr.steps)
+
+
+def _random_params(d, rng):
+    U, M, K = len(d.units), len(d.models), len(d.task_types)
+    return ParamDraws(mu=rng.normal(0.2, 0.5, (S, U, M, K)), sigma=rng.uniform(0.3, 0.8, (S, U, M, K)),
+                      eta=rng.normal(0, 1, (S, M, K)),
+                      item=np.concatenate([rng.normal(0, 0.5, (S, len(d.items))), np.zeros((S, 1))], axis=1),
+                      fatality=rng.uniform(0.2, 1.0, (S, K)), silence=rng.uniform(0, 0.1, (S, M)),
+                      length=rng.normal(1, 0.5, (S, K)))
+
+
+def _brute_force(d, steps, p, row, lam=1.0):
+    """Mean over the row's episodes of p_cap_e and p_cap_e · Π_d (1 − f q_d), one episode at a time."""
+    e = d.episodes.loc[row.episodes]
+    cap, suc = [], []
+    for idx, ep in e.iterrows():
+        # P(decision right)^(g_k · exp(β_k x_e)), written out per episode
+        p_dec = expit(p.eta[:, row.m, row.k] + p.item[:, ep["i"]] + d.type_offset[row.k])
+        pc = p_dec ** (np.exp(d.type_log_g[row.k]) * np.exp(p.length[:, row.k] * ep["x"]))
+        keep = np.ones(S)
+        if row.clock != "paused":
+            ew = d.episode_windows[d.episode_windows["ep"] == idx]
+            for w in ew.itertuples():
+                wd = d.windows.loc[w.wid]
+                u = int(wd["u"])
+                mu, sd = p.mu[:, u, row.m, row.k] + np.log(lam), p.sigma[:, u, row.m, row.k]
+                pi = p.silence[:, row.m]
+                early = norm.cdf((np.log(wd["open"]) - mu) / sd) if wd["open"] > 0 else 0.0
+                late = norm.sf((np.log(wd["close"]) - mu) / sd)
+                q = pi + (1 - pi) * (early + late)
+                keep = keep * (1 - p.fatality[:, row.k] * q) ** w.count
+        cap.append(pc)
+        suc.append(pc * keep)
+    return np.mean(cap, axis=0), np.mean(suc, axis=0)
+
+
+@pytest.mark.parametrize("lam", [1.0, 2.0])
+def test_grouped_derivation_equals_per_episode_brute_force(sim_data, lam):
+    lr, d = sim_data
+    p = _random_params(d, np.random.default_rng(0))
+    der = Deriver(d)
+    out = der.compute(p, lam=lam)
+    rows = list(der.rows.itertuples())
+    assert {r.clock for r in rows} >= {"wall", "step"}
+    for j, r in enumerate(rows[:: max(1, len(rows) // 12)]):
+        j = rows.index(r)
+        cap, suc = _brute_force(d, lr.steps, p, r, lam)
+        np.testing.assert_allclose(out["p_capable"][j], cap, rtol=1e-10)
+        np.testing.assert_allclose(out["p_success"][j], suc, rtol=1e-10)
+        np.testing.assert_allclose(out["p_timely"][j], suc / cap, rtol=1e-10)
+        np.testing.assert_allclose(out["share_timing"][j], (cap - suc) / (1 - suc), rtol=1e-10)
+
+
+def test_length_covariate_centred_within_type(sim_data):
+    lr, d = sim_data
+    n = lr.steps.groupby(["run_id", "episode_id"]).size()
+    e = d.episodes
+    for k in range(len(d.task_types)):
+        x = e.loc[e["k"] == k, "x"].to_numpy()
+        assert abs(x.mean()) < 1e-9
+    # two episodes of one type differ in x by the log-ratio of their numbers of decisions
+    key = list(zip(lr.episodes["run_id"], lr.episodes["episode_id"]))
+    nd = np.array([n.get(kk, 0) for kk in key])
+    same = np.flatnonzero(e["k"].to_numpy() == 0)[:2]
+    assert e["x"].iloc[same[0]] - e["x"].iloc[same[1]] == pytest.approx(np.log(nd[same[0]] / nd[same[1]]))
+    # g_k is the geometric mean length; logit 0 is P(capable) = 0.5 for an episode of that length
+    k0 = e["k"].to_numpy() == 0
+    assert np.exp(d.type_log_g[0]) == pytest.approx(np.exp(np.log(nd[k0]).mean()))
+    assert expit(d.type_offset) ** np.exp(d.type_log_g) == pytest.approx(np.full(len(d.task_types), 0.5))
+
+
+def test_silence_mode_probability_is_the_likelihood_ratio(sim_data):
+    _, d = sim_data
+    rng = np.random.default_rng(1)
+    p = _random_params(d, rng)
+    prev = rng.uniform(0.1, 0.9, S)
+    got = silence_mode_probability(p.mu, p.sigma, None, p.silence, prev, d)
+    for m in range(len(d.models)):
+        with_mode, without = np.zeros(S), np.zeros(S)
+        for c in d.censored[d.censored["m"] == m].itertuples():
+            ls = log_ndtr(-(c.log_close - p.mu[:, c.u, c.m, c.k]) / p.sigma[:, c.u, c.m, c.k])
+            pi = p.silence[:, m]
+            with_mode += c.count * np.log(pi + (1 - pi) * np.exp(ls))
+            without += c.count * ls
+        n_acted = d.exposure.loc[d.exposure["m"] == m, "n_acted"].sum()
+        with_mode += n_acted * np.log1p(-p.silence[:, m])
+        a, b = prev * np.exp(with_mode), (1 - prev) * np.exp(without)
+        np.testing.assert_allclose(got[:, m], a / (a + b), rtol=1e-8, atol=1e-300)
