@@ -17,8 +17,11 @@ def add_cli(subparsers) -> None:
     p.add_argument("--tune", type=int, default=None, help="tuning steps per chain (default: = draws)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--interval", type=float, default=0.95)
-    p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"))
-    p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc"))
+    p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
+                   help="log-latency Normal (default), Student-t, or auto: the better by PSIS-LOO "
+                        "(writes latency_loo.csv)")
+    p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"),
+                   help="NUTS implementation (numpyro needs the bench extra: jax, numpyro)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_fit)
 

@@ -25,7 +25,7 @@ DECOMPOSITION_COLUMNS = [
 ]
 COUNTERFACTUAL_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success", "p_success_lo",
                           "p_success_hi"]
-SAMPLERS = ("nutpie", "pymc")
+SAMPLERS = ("nutpie", "pymc", "numpyro")
 
 
 def _as_frames(data):
@@ -56,8 +56,9 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
 
 
 def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool):
-    """Run NUTS: ``nutpie`` (default; its Rust sampler on a C-compiled, disk-cached PyTensor
-    log-density, see :mod:`.sampler`) or PyMC's own ``pymc`` sampler. Seeded: same seed, same draws."""
+    """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density, see
+    :mod:`.sampler`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
+    Seeded: same seed, same draws."""
     import pymc as pm
 
     if sampler not in SAMPLERS:
@@ -73,10 +74,17 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
             print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
         return nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores, seed=seed,
                              progress_bar=progress)
+    if sampler == "numpyro":
+        try:
+            import numpyro  # noqa: F401
+        except ImportError:
+            raise ValueError("sampler 'numpyro' needs jax and numpyro: pip install -e '.[bench]'") from None
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
+        kw = {"chain_method": "sequential"} if sampler == "numpyro" else {}
         return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                         nuts_sampler="pymc", progressbar=progress, model=model, compute_convergence_checks=False)
+                         nuts_sampler=sampler, progressbar=progress, model=model, compute_convergence_checks=False,
+                         **({"nuts_sampler_kwargs": kw} if kw else {}))
 
 
 def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
@@ -299,7 +307,8 @@ class FitResult:
         return None if self._loo is None else self._loo.copy()
 
     def to_dir(self, out) -> Path:
-        """Write decomposition.csv, counterfactuals.csv, diagnostics.json and posterior.nc."""
+        """Write decomposition.csv, counterfactuals.csv, diagnostics.json and posterior.nc (and
+        latency_loo.csv when the latency family was chosen by LOO)."""
         from .. import __version__
 
         out = Path(out)
@@ -310,6 +319,9 @@ class FitResult:
                 "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
                 "interval": self.interval, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
+        if self._loo is not None:
+            info["latency_loo"] = self._loo.to_dict(orient="records")
+            self._loo.to_csv(out / "latency_loo.csv", index=False)
         (out / "diagnostics.json").write_text(json.dumps(_jsonable(info), indent=2) + "\n")
         try:
             self.posterior.to_netcdf(out / "posterior.nc", engine="h5netcdf")
