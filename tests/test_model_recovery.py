@@ -83,3 +83,22 @@ def test_recovery_on_the_simulator_mixed_design(simulated_mixed):
         sq = s[s["quantity"] == q]
         assert len(sq) == len(sim.truth)
         assert sq["covered"].mean() >= 0.9, (q, sq[~sq["covered"]])
+
+
+def test_hurdles_put_mass_on_no_silence_and_always_fatal(simulated_mixed):
+    """Models that never fall silent get p_silent exactly 0 in most draws (its interval starts at 0);
+    the silent-prone one is recovered; task types where a miss always kills get fatality ≈ 1."""
+    sim, res = simulated_mixed
+    dec = res.decomposition(interval=0.9)
+    design = {m.name: m.silence for m in sim.design.models}
+    for model, g in dec[dec["clock"] != "paused"].groupby("model"):
+        if design[model] == 0:
+            assert (g["p_silent_lo"] == 0).all(), g[["task_type", "p_silent", "p_silent_lo"]]
+        else:
+            assert 0.02 <= g["p_silent"].mean() <= 0.07, g[["task_type", "p_silent"]]
+    fat = dec.groupby("task_type")["fatality"].first()
+    for t in sim.design.task_types:
+        if t.fatality == 1.0:
+            assert fat[t.name] > 0.95, fat
+        else:
+            assert abs(fat[t.name] - t.fatality) < 0.15, fat

@@ -92,7 +92,12 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
     ls = g("s0")[:, :, None, None] + (g("model_sigma")[:, :, None] + g("type_sigma")[:, None, :])[:, None]
     eta = g("a0")[:, None, None] + g("model_cap")[:, :, None] + g("type_cap")[:, None, :] + g("model_type_cap")
     if d.items:
-        item = np.concatenate([g("sd_item_cap")[:, d.item_type] * g("z_item_cap"), np.zeros((S, 1))], axis=1)
+        z = g("z_item_cap")
+        K = len(d.task_types)
+        n_k = np.maximum(np.bincount(d.item_type, minlength=K), 1)
+        z_mean = np.stack([np.bincount(d.item_type, weights=row, minlength=K) for row in z]) / n_k
+        item = np.concatenate([g("sd_item_cap")[:, d.item_type] * (z - z_mean[:, d.item_type]), np.zeros((S, 1))],
+                              axis=1)
     else:
         item = np.zeros((S, 1))
     nu = g("nu")

@@ -55,7 +55,8 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool):
+def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool,
+                 timings: dict | None = None):
     """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density, see
     :mod:`.sampler`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
     Seeded: same seed, same draws."""
@@ -69,11 +70,17 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
 
         from .sampler import compile_model_c
 
+        t0 = time.time()
         compiled = compile_model_c(model)
+        t1 = time.time()
         if progress:
             print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
-        return nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores, seed=seed,
-                             progress_bar=progress)
+        idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores, seed=seed,
+                              progress_bar=progress)
+        if timings is not None:  # graph set-up and (cached) compilation apart from sampling
+            timings["compile_seconds"] = round(t1 - t0, 2)
+            timings["sampling_only_seconds"] = round(time.time() - t1, 2)
+        return idata
     if sampler == "numpyro":
         try:
             import numpyro  # noqa: F401
@@ -120,10 +127,12 @@ def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float
     model = build_model(d, chosen)
     if progress:
         print(f"compiling model ({chosen} latency; first run only, cached afterwards)...", file=sys.stderr)
-    idata = sample_model(model, draws, tune, chains, seed, sampler, progress)
+    timings: dict = {}
+    idata = sample_model(model, draws, tune, chains, seed, sampler, progress, timings)
     names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
     diag, table = diagnose(idata, names)
     diag["sampling_seconds"] = round(time.time() - t0, 2)
+    diag.update(timings)
     res = FitResult(posterior=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
                     data_hash=data_hash(episodes, steps), latency_family=chosen, draws_n=draws, chains=chains,
                     tune=tune, sampler=sampler, _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
