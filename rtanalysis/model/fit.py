@@ -66,17 +66,14 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     cores = min(chains, os.cpu_count() or 1)
     if sampler == "nutpie":
-        import nutpie
-
-        from .sampler import compile_model_c
+        from .sampler import compile_model_c, sample_chains
 
         t0 = time.time()
         compiled = compile_model_c(model)
         t1 = time.time()
         if progress:
             print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
-        idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores, seed=seed,
-                              progress_bar=progress)
+        idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed, progress=progress)
         if timings is not None:  # graph set-up and (cached) compilation apart from sampling
             timings["compile_seconds"] = round(t1 - t0, 2)
             timings["sampling_only_seconds"] = round(time.time() - t1, 2)

@@ -14,6 +14,10 @@ draws; without it, same data and seed give bit-identical posteriors in any proce
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 import numpy as np
 
 
@@ -65,3 +69,88 @@ def compile_model_c(model):
     return from_pyfunc(ndim=n_dim, make_logp_fn=make_logp_func, make_expand_fn=make_expand_func,
                        make_initial_point_fn=initial_point_fn, expanded_dtypes=dtypes, expanded_shapes=shapes,
                        expanded_names=names, dims=dims, coords=coords, reparameterized_names=reparam)
+
+
+def chain_seed(seed: int, chain: int) -> int:
+    """The seed of chain ``chain``: a function of (seed, chain) only."""
+    return int(np.random.SeedSequence([int(seed), int(chain)]).generate_state(1)[0])
+
+
+# set in the parent before the fork; the workers inherit it (a compiled model does not pickle)
+_JOB: dict = {}
+
+
+def _run_chain(chain: int):
+    import nutpie
+
+    job = _JOB
+    progress = job.get("progress")
+
+    def report(chains):
+        if progress is not None and chains:
+            progress[chain] = int(chains[0].finished_draws)
+
+    return nutpie.sample(job["compiled"], draws=job["draws"], tune=job["tune"], chains=1, cores=1,
+                         seed=chain_seed(job["seed"], chain), progress_bar=False, progress_callback=report,
+                         progress_rate=250)
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _merge_chains(trees):
+    """One DataTree from single-chain DataTrees, chains numbered 0..n-1."""
+    import xarray as xr
+
+    groups = {}
+    for name in trees[0].children:
+        parts = [t[name].to_dataset() for t in trees]
+        merged = xr.concat(parts, dim="chain", combine_attrs="override")
+        groups[name] = merged.assign_coords(chain=np.arange(len(trees)))
+    return xr.DataTree.from_dict(groups)
+
+
+def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores: int | None = None,
+                  progress: bool = False):
+    """``chains`` single-chain nutpie runs, in parallel over forked processes where the platform forks
+    (Linux), one after another otherwise; a progress bar over all chains' iterations if ``progress``."""
+    import multiprocessing as mp
+
+    cores = min(chains, cores or _usable_cores())
+    parallel = cores > 1 and "fork" in mp.get_all_start_methods() and sys.platform != "darwin"
+    ctx = mp.get_context("fork") if parallel else None
+    counts = ctx.Array("q", chains, lock=False) if parallel else [0] * chains
+    _JOB.update(compiled=compiled, draws=draws, tune=tune, seed=seed, progress=counts)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=chains * (draws + tune), desc=f"sampling {chains} chains on {cores} core(s)",
+                   unit="it", leave=False)
+    try:
+        if not parallel:
+            trees = []
+            for c in range(chains):
+                trees.append(_run_chain(c))
+                if bar is not None:
+                    bar.update(draws + tune)
+        else:
+            with warnings.catch_warnings():
+                # 3.12 warns on fork in a threaded process (Jupyter); the workers only sample
+                warnings.filterwarnings("ignore", message=".*use of fork\\(\\) may lead to deadlocks.*")
+                with ctx.Pool(cores) as pool:
+                    pending = pool.map_async(_run_chain, range(chains), chunksize=1)
+                    while not pending.ready():
+                        pending.wait(0.5)
+                        if bar is not None:
+                            bar.update(sum(counts) - bar.n)
+                    trees = pending.get()
+    finally:
+        _JOB.clear()
+        if bar is not None:
+            bar.close()
+    return _merge_chains(trees)
