@@ -5,7 +5,8 @@ costs minutes on a small machine and is not cached between processes. PyTensor's
 functions are cached in ``compiledir`` (``PYTENSOR_FLAGS=base_compiledir=...``, set by the Makefile),
 so here the log-density and its gradient are compiled by PyTensor and handed to nutpie's Rust
 sampler as Python callables (``nutpie.compiled_pyfunc.from_pyfunc``; the route nutpie takes for
-JAX). Each chain gets its own copy of the function (PyTensor functions are not thread-safe).
+JAX). The chains share one compiled function behind a lock (PyTensor functions are not thread-safe;
+a copy per chain cost ≈ 1 s each, and :func:`sample_chains` never runs two chains in one process).
 
 Compiled without numba's fastmath: with it, vectorised reductions depend on memory alignment, the
 log-density differs in the last bits between processes and NUTS amplifies that into different
@@ -22,7 +23,8 @@ import numpy as np
 
 
 def compile_model_c(model):
-    """A nutpie ``CompiledModel`` for ``model`` whose logp/gradient run in PyTensor's C backend."""
+    """A nutpie ``CompiledModel`` for ``model`` whose logp/gradient are PyTensor functions (its default
+    backend, with the on-disk cache), loaded here so that forked chains inherit them ready to run."""
     from nutpie.compile_pymc import _make_functions, _prepare_dims_and_coords
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
@@ -46,22 +48,29 @@ def compile_model_c(model):
         pymc_initial_point_fn=locked_point_fn)
     names, _, shapes = shape_info
     dtypes = [np.dtype("float64")] * len(names)
+    with np.errstate(all="ignore"):  # numba loads or compiles at the first call: do it once, here
+        logp_fn_pt(np.zeros(n_dim))
+        expand_fn_pt(np.zeros(n_dim))
+
+    logp_lock, expand_lock = threading.Lock(), threading.Lock()
 
     def make_logp_func():
-        fn = logp_fn_pt.copy(share_memory=False)
+        fn = logp_fn_pt
 
         def logp(x, **_):
-            lp, grad = fn(x)
-            return float(lp), np.asarray(grad, dtype="float64", order="C")
+            with logp_lock:
+                lp, grad = fn(x)
+                return float(lp), np.array(grad, dtype="float64", order="C")
 
         return logp
 
     def make_expand_func(seed1, seed2, chain):
-        fn = expand_fn_pt.copy(share_memory=False)
+        fn = expand_fn_pt
 
         def expand(x, **_):
-            return {n: np.asarray(v, order="C", dtype=t).reshape(s)
-                    for n, v, t, s in zip(names, fn(x), dtypes, shapes, strict=True)}
+            with expand_lock:
+                return {n: np.array(v, order="C", dtype=t).reshape(s)
+                        for n, v, t, s in zip(names, fn(x), dtypes, shapes, strict=True)}
 
         return expand
 
@@ -102,6 +111,14 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _jax_started() -> bool:
+    """Whether JAX has started a backend in this process (the numpyro sampler ran): its threads would be
+    orphaned by a fork (JAX warns of deadlocks), so the chains then run one after another. Merely
+    imported (nutpie imports it when installed), it has no threads yet."""
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    return bool(getattr(bridge, "_backends", None))
+
+
 def _merge_chains(trees):
     """One DataTree from single-chain DataTrees, chains numbered 0..n-1."""
     import xarray as xr
@@ -117,11 +134,12 @@ def _merge_chains(trees):
 def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores: int | None = None,
                   progress: bool = False):
     """``chains`` single-chain nutpie runs, in parallel over forked processes where the platform forks
-    (Linux), one after another otherwise; a progress bar over all chains' iterations if ``progress``."""
+    (Linux) and JAX has not started, one after another otherwise; a progress bar over all chains' iterations if ``progress``."""
     import multiprocessing as mp
 
     cores = min(chains, cores or _usable_cores())
-    parallel = cores > 1 and "fork" in mp.get_all_start_methods() and sys.platform != "darwin"
+    parallel = (cores > 1 and "fork" in mp.get_all_start_methods() and sys.platform != "darwin"
+                and not _jax_started())
     ctx = mp.get_context("fork") if parallel else None
     counts = ctx.Array("q", chains, lock=False) if parallel else [0] * chains
     _JOB.update(compiled=compiled, draws=draws, tune=tune, seed=seed, progress=counts)
