@@ -27,6 +27,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--draws", type=int, default=500)
+    ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--out", default=None)
     ap.add_argument("--regimes", nargs="*", default=list(REGIMES))
     args = ap.parse_args(argv)
@@ -35,7 +36,7 @@ def main(argv=None):
         for labelled in (True, False):
             for size, kw in SIZES.items():
                 t = time.time()
-                tab = calibrate(regime, reps=args.reps, seed=100, draws=args.draws, chains=2, interval=0.9,
+                tab = calibrate(regime, reps=args.reps, seed=100, draws=args.draws, chains=args.chains, interval=0.9,
                                 labelled=labelled, **kw)
                 tab["size"] = size
                 tab["seconds"] = round(time.time() - t, 1)
@@ -45,6 +46,8 @@ def main(argv=None):
     wide = out.pivot_table(index=["preset", "labelled", "size"], columns="quantity",
                            values=["coverage", "mae"]).round(3)
     print(wide.to_string())
+    diag = out.groupby(["preset", "labelled", "size"])[["fits_ok", "worst_rhat", "worst_ess_bulk", "divergences"]].first()
+    print(diag.round(3).to_string())
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         out.to_csv(os.path.join(args.out, "recovery_study.csv"), index=False)

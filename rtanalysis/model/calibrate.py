@@ -24,10 +24,11 @@ def score_fit(decomposition: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chains: int = 2,
+def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chains: int = 4,
               interval: float = 0.9, labelled: bool = True, progress: bool = False, **sim_overrides) -> pd.DataFrame:
     """Coverage of the ``interval`` and mean absolute error per quantity over ``reps`` replicates
-    (seeds ``seed``, ``seed+1``, ...). Returns a tidy frame: quantity, coverage, mae, n_cells, reps."""
+    (seeds ``seed``, ``seed+1``, ...). Returns a tidy frame: quantity, coverage, mae, n_cells, reps, the
+    share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences."""
     from ..simulate import PRESETS, simulate
     from .fit import fit
 
@@ -39,6 +40,8 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
         res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False)
         s = score_fit(res.decomposition(), sim.truth)
         s["rep"], s["diagnostics_ok"] = r, res.diagnostics["ok"]
+        for k in ("max_rhat", "min_ess_bulk", "n_divergent"):
+            s[k] = res.diagnostics[k]
         scores.append(s)
         if progress:
             print(f"calibrate {preset}: replicate {r + 1}/{reps} done", file=sys.stderr)
@@ -51,4 +54,7 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
     out["interval"] = interval
     out["reps"] = reps
     out["fits_ok"] = float(np.mean([x["diagnostics_ok"].iloc[0] for x in scores]))
+    out["worst_rhat"] = max(x["max_rhat"].iloc[0] for x in scores)
+    out["worst_ess_bulk"] = min(x["min_ess_bulk"].iloc[0] for x in scores)
+    out["divergences"] = int(sum(x["n_divergent"].iloc[0] for x in scores))
     return out

@@ -34,7 +34,7 @@ def add_cli(subparsers) -> None:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--out", default=None, help="directory for calibration.csv")
     c.add_argument("--draws", type=int, default=500)
-    c.add_argument("--chains", type=int, default=2)
+    c.add_argument("--chains", type=int, default=4)
     c.add_argument("--interval", type=float, default=0.9)
     c.add_argument("--unlabelled", action="store_true")
     c.set_defaults(func=_calibrate)
