@@ -134,12 +134,14 @@ def _merge_chains(trees):
 def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores: int | None = None,
                   progress: bool = False):
     """``chains`` single-chain nutpie runs, in parallel over forked processes where the platform forks
-    (Linux) and JAX has not started, one after another otherwise; a progress bar over all chains' iterations if ``progress``."""
+    (Linux) and JAX has not started, one after another otherwise; with ``progress``, one bar over all
+    chains' iterations."""
     import multiprocessing as mp
 
     cores = min(chains, cores or _usable_cores())
     parallel = (cores > 1 and "fork" in mp.get_all_start_methods() and sys.platform != "darwin"
                 and not _jax_started())
+    cores = cores if parallel else 1
     ctx = mp.get_context("fork") if parallel else None
     counts = ctx.Array("q", chains, lock=False) if parallel else [0] * chains
     _JOB.update(compiled=compiled, draws=draws, tune=tune, seed=seed, progress=counts)
