@@ -34,15 +34,14 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
 
     if preset not in PRESETS:
         raise KeyError(f"unknown preset {preset!r}; one of {sorted(PRESETS)}")
-    scores = []
+    scores, diagnostics = [], []
     for r in range(reps):
         sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
         res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False)
         s = score_fit(res.decomposition(), sim.truth)
-        s["rep"], s["diagnostics_ok"] = r, res.diagnostics["ok"]
-        for k in ("max_rhat", "min_ess_bulk", "n_divergent"):
-            s[k] = res.diagnostics[k]
+        s["rep"] = r
         scores.append(s)
+        diagnostics.append(res.diagnostics)
         if progress:
             print(f"calibrate {preset}: replicate {r + 1}/{reps} done", file=sys.stderr)
     s = pd.concat(scores, ignore_index=True)
@@ -53,8 +52,8 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
     out["labelled"] = labelled
     out["interval"] = interval
     out["reps"] = reps
-    out["fits_ok"] = float(np.mean([x["diagnostics_ok"].iloc[0] for x in scores]))
-    out["worst_rhat"] = max(x["max_rhat"].iloc[0] for x in scores)
-    out["worst_ess_bulk"] = min(x["min_ess_bulk"].iloc[0] for x in scores)
-    out["divergences"] = int(sum(x["n_divergent"].iloc[0] for x in scores))
+    out["fits_ok"] = float(np.mean([x["ok"] for x in diagnostics]))
+    out["worst_rhat"] = max(x["max_rhat"] for x in diagnostics)
+    out["worst_ess_bulk"] = min(x["min_ess_bulk"] for x in diagnostics)
+    out["divergences"] = int(sum(x["n_divergent"] for x in diagnostics))
     return out

@@ -93,9 +93,8 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
     eta = g("a0")[:, None, None] + g("model_cap")[:, :, None] + g("type_cap")[:, None, :] + g("model_type_cap")
     if d.items:
         z = g("z_item_cap")
-        K = len(d.task_types)
-        n_k = np.maximum(np.bincount(d.item_type, minlength=K), 1)
-        z_mean = np.stack([np.bincount(d.item_type, weights=row, minlength=K) for row in z]) / n_k
+        in_type = np.eye(len(d.task_types))[d.item_type]  # item × type membership; build.py centres the same way
+        z_mean = (z @ in_type) / np.maximum(in_type.sum(axis=0), 1)
         item = np.concatenate([g("sd_item_cap")[:, d.item_type] * (z - z_mean[:, d.item_type]), np.zeros((S, 1))],
                               axis=1)
     else:

@@ -64,7 +64,6 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
 
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    cores = min(chains, os.cpu_count() or 1)
     if sampler == "nutpie":
         from .sampler import compile_model_c, sample_chains
 
@@ -83,6 +82,9 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
             import numpyro  # noqa: F401
         except ImportError:
             raise ValueError("sampler 'numpyro' needs jax and numpyro: pip install -e '.[bench]'") from None
+    from .sampler import usable_cores
+
+    cores = min(chains, usable_cores())
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
         kw = {"chain_method": "sequential"} if sampler == "numpyro" else {}

@@ -104,7 +104,7 @@ def _run_chain(chain: int):
                          progress_rate=250)
 
 
-def _usable_cores() -> int:
+def usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -138,7 +138,7 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
     chains' iterations."""
     import multiprocessing as mp
 
-    cores = min(chains, cores or _usable_cores())
+    cores = min(chains, cores or usable_cores())
     parallel = (cores > 1 and "fork" in mp.get_all_start_methods() and sys.platform != "darwin"
                 and not _jax_started())
     cores = cores if parallel else 1
