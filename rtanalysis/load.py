@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import schema
+from .errors import RecordError
 
 RAW_LIMIT = 1024  # bytes of a bad record's text kept in the quarantine
 LATENCY_TOLERANCE = 1e-3  # t_act - t_obs and latency must agree within 1 ms
@@ -38,15 +39,6 @@ PROGRESS_MIN_BYTES = 32 * 2**20
 _NUM = (int, float)
 _EPISODE_REQUIRED_STR = ("run_id", "episode_id", "model", "task_type")
 _STEP_BOOLS = ("correct_at_obs", "valid_at_exec", "fallback")
-
-
-class RecordError(Exception):
-    """A rule broken by one record: ``field`` names where, ``reason`` says what."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 @dataclass
@@ -374,10 +366,6 @@ class EpisodeSink:
         before = self._files.get(file, [0, 0, 0])[1]
         self.add_lines([(line, blob if raw is None else raw, blob)], file)
         return self._files[file][1] > before
-
-    def add_raw(self, raw: bytes | str, file: str, line: int) -> None:
-        """Decode and validate one JSON line."""
-        self.add_lines([(line, raw, raw.encode("utf-8") if isinstance(raw, str) else raw)], file)
 
     def add_lines(self, lines: list[tuple], file: str) -> None:
         """Validate a chunk of ``(line, raw, json_bytes)``: accepted ones are kept, others quarantined.
@@ -730,28 +718,6 @@ def _timing_columns(t: dict) -> dict:
         "no_action": t["no_action"],
         "outcome": _text(pc.take(_OUTCOME_TEXT, pa.array(t["outcome"]), memory_pool=_POOL)),
     }
-
-
-def _codes(col) -> np.ndarray:
-    """int8 codes of a boolean-like column: 1 true, 0 false, -1 missing."""
-    a = col.array
-    isna = np.asarray(a.isna())
-    true = ~isna & a.fillna(False).to_numpy(bool)
-    return np.where(isna, -1, true).astype(np.int8)
-
-
-def derive_timing(steps: pd.DataFrame) -> pd.DataFrame:
-    """on_time / too_early / too_late / no_action and the decision ``outcome``.
-
-    Rules (docs/rtlog-v1.md, "Derived timing"): under ``paused`` timing cannot fail; a window
-    decides on time when known, and ``valid_at_exec = false`` marks a decision late when the window
-    does not already say early; no action at all is ``silent``; content wrong is ``wrong`` whatever
-    the timing; the rest that cannot be decided is ``unknown``.
-    """
-    t = _timing(steps["latency"].to_numpy(float), steps["window_open"].to_numpy(float),
-                steps["window_close"].to_numpy(float), steps["clock"].to_numpy() == "paused",
-                _codes(steps["valid_at_exec"]), _codes(steps["fallback"]), _codes(steps["correct_at_obs"]))
-    return pd.DataFrame(_timing_columns(t), index=steps.index)
 
 
 def _per_episode_sum(values: np.ndarray, ep_index: np.ndarray, n: int) -> np.ndarray:
