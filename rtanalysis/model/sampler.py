@@ -28,6 +28,8 @@ SAMPLERS = ("nutpie", "pymc", "numpyro")
 def compile_model_c(model):
     """A nutpie ``CompiledModel`` for ``model`` whose logp/gradient are PyTensor functions (its default
     backend, with the on-disk cache), loaded here so that forked chains inherit them ready to run."""
+    # private nutpie API (the public compile_pymc_model has no PyTensor C backend): nutpie is capped
+    # below 0.17 in pyproject.toml and tests/test_nutpie_private.py checks the contract used here
     from nutpie.compile_pymc import _make_functions, _prepare_dims_and_coords
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
