@@ -120,6 +120,22 @@ def validate_episode(rec) -> dict:
             raise RecordError(name, f"must be a string, got {_jtype(v)}")
         if not v:
             raise RecordError(name, "must not be empty")
+    clock, unit, success = _episode_clock_unit_success(rec)
+    task = _opt_str(rec, "task")
+    return {
+        "run_id": rec["run_id"],
+        "episode_id": rec["episode_id"],
+        "model": rec["model"],
+        "task": task,
+        "task_type": rec["task_type"],
+        "clock": clock,
+        "time_unit": unit,
+        "success": success,
+        **_episode_optional_fields(rec),
+    }
+
+
+def _episode_clock_unit_success(rec: dict) -> tuple[str, str, bool]:
     clock = rec.get("clock")
     if clock is None:
         raise RecordError("clock", "required field is missing")
@@ -135,7 +151,11 @@ def validate_episode(rec) -> dict:
         raise RecordError("success", "required field is missing")
     if type(success) is not bool:
         raise RecordError("success", f"must be a boolean, got {_jtype(success)}")
-    task = _opt_str(rec, "task")
+    return clock, unit, success
+
+
+def _episode_optional_fields(rec: dict) -> dict:
+    """seed, score, conditions, meta and steps (an empty list when absent), checked in that order."""
     seed = rec.get("seed")
     if seed is not None and type(seed) is not int:
         raise RecordError("seed", f"must be an integer, got {_jtype(seed) if type(seed) is not float else 'non-integer number'}")
@@ -157,21 +177,7 @@ def validate_episode(rec) -> dict:
         steps = []
     elif type(steps) is not list:
         raise RecordError("steps", f"must be an array, got {_jtype(steps)}")
-    return {
-        "run_id": rec["run_id"],
-        "episode_id": rec["episode_id"],
-        "model": rec["model"],
-        "task": task,
-        "task_type": rec["task_type"],
-        "clock": clock,
-        "time_unit": unit,
-        "seed": seed,
-        "success": success,
-        "score": score,
-        "conditions": cond,
-        "meta": meta,
-        "steps": steps,
-    }
+    return {"seed": seed, "score": score, "conditions": cond, "meta": meta, "steps": steps}
 
 
 def validate_steps(steps: list) -> list[tuple]:
@@ -191,57 +197,68 @@ def validate_steps(steps: list) -> list[tuple]:
         if t_obs < prev_obs:
             raise RecordError(f"steps[{i}].t_obs", f"steps must be in order: t_obs {t_obs} is before the previous step's {prev_obs}")
         prev_obs = t_obs
-        t_act = s.get("t_act")
-        lat = s.get("latency")
-        if t_act is not None:
-            if not _is_num(t_act):
-                raise RecordError(f"steps[{i}].t_act", f"must be a number or null, got {_jtype(t_act)}")
-            if t_act < t_obs:
-                raise RecordError(f"steps[{i}].t_act", f"must be >= t_obs ({t_obs}), got {t_act}")
-        if lat is not None:
-            if not _is_num(lat):
-                raise RecordError(f"steps[{i}].latency", f"must be a number, got {_jtype(lat)}")
-            if lat < 0:
-                raise RecordError(f"steps[{i}].latency", f"must be >= 0, got {lat}")
-            if t_act is not None:
-                if abs((t_act - t_obs) - lat) > LATENCY_TOLERANCE:
-                    raise RecordError(
-                        f"steps[{i}].latency",
-                        f"disagrees with t_act - t_obs = {t_act - t_obs:.6g} (given {lat}); they must agree within 1 ms",
-                    )
-            elif "t_act" in s:
-                raise RecordError(f"steps[{i}].t_act", "is null (no action) but latency is given")
-            else:
-                t_act = t_obs + lat
-        elif t_act is not None:
-            lat = t_act - t_obs
-        w = s.get("window")
-        if w is None:
-            w_open = w_close = None
-        else:
-            if type(w) is not list or len(w) != 2 or not _is_num(w[0]) or not _is_num(w[1]):
-                raise RecordError(f"steps[{i}].window", f"must be [open, close] numbers, got {orjson.dumps(w).decode()[:80]}")
-            w_open, w_close = w
-            if not 0 <= w_open <= w_close:
-                raise RecordError(f"steps[{i}].window", f"must satisfy 0 <= open <= close, got [{w_open}, {w_close}]")
-        action = s.get("action")
-        if action is not None and type(action) is not str:
-            raise RecordError(f"steps[{i}].action", f"must be a string, got {_jtype(action)}")
-        flags = []
-        for name in _STEP_BOOLS:
-            v = s.get(name)
-            if v is not None and type(v) is not bool:
-                raise RecordError(f"steps[{i}].{name}", f"must be a boolean, got {_jtype(v)}")
-            flags.append(v)
-        tokens = s.get("tokens")
-        if tokens is not None and (type(tokens) is not int or tokens < 0):
-            raise RecordError(f"steps[{i}].tokens", f"must be an integer >= 0, got {tokens!r}")
-        reward = s.get("reward")
-        if reward is not None and not _is_num(reward):
-            raise RecordError(f"steps[{i}].reward", f"must be a number, got {_jtype(reward)}")
-        out.append((t_obs, t_act, lat, w_open, w_close, action, flags[0], flags[1], flags[2], tokens, reward))
+        t_act, lat = _step_action_time(i, s, t_obs)
+        w_open, w_close = _step_window(i, s.get("window"))
+        out.append((t_obs, t_act, lat, w_open, w_close, *_step_labels(i, s)))
     return out
 
+
+def _step_action_time(i: int, s: dict, t_obs: float) -> tuple:
+    """(t_act, latency) of step ``i``, each completed from the other when only one is given."""
+    t_act = s.get("t_act")
+    lat = s.get("latency")
+    if t_act is not None:
+        if not _is_num(t_act):
+            raise RecordError(f"steps[{i}].t_act", f"must be a number or null, got {_jtype(t_act)}")
+        if t_act < t_obs:
+            raise RecordError(f"steps[{i}].t_act", f"must be >= t_obs ({t_obs}), got {t_act}")
+    if lat is None:
+        return t_act, (None if t_act is None else t_act - t_obs)
+    if not _is_num(lat):
+        raise RecordError(f"steps[{i}].latency", f"must be a number, got {_jtype(lat)}")
+    if lat < 0:
+        raise RecordError(f"steps[{i}].latency", f"must be >= 0, got {lat}")
+    if t_act is not None:
+        if abs((t_act - t_obs) - lat) > LATENCY_TOLERANCE:
+            raise RecordError(
+                f"steps[{i}].latency",
+                f"disagrees with t_act - t_obs = {t_act - t_obs:.6g} (given {lat}); they must agree within 1 ms",
+            )
+        return t_act, lat
+    if "t_act" in s:
+        raise RecordError(f"steps[{i}].t_act", "is null (no action) but latency is given")
+    return t_obs + lat, lat
+
+
+def _step_window(i: int, w) -> tuple:
+    if w is None:
+        return None, None
+    if type(w) is not list or len(w) != 2 or not _is_num(w[0]) or not _is_num(w[1]):
+        raise RecordError(f"steps[{i}].window", f"must be [open, close] numbers, got {orjson.dumps(w).decode()[:80]}")
+    w_open, w_close = w
+    if not 0 <= w_open <= w_close:
+        raise RecordError(f"steps[{i}].window", f"must satisfy 0 <= open <= close, got [{w_open}, {w_close}]")
+    return w_open, w_close
+
+
+def _step_labels(i: int, s: dict) -> tuple:
+    """(action, correct_at_obs, valid_at_exec, fallback, tokens, reward) of step ``i``."""
+    action = s.get("action")
+    if action is not None and type(action) is not str:
+        raise RecordError(f"steps[{i}].action", f"must be a string, got {_jtype(action)}")
+    flags = []
+    for name in _STEP_BOOLS:
+        v = s.get(name)
+        if v is not None and type(v) is not bool:
+            raise RecordError(f"steps[{i}].{name}", f"must be a boolean, got {_jtype(v)}")
+        flags.append(v)
+    tokens = s.get("tokens")
+    if tokens is not None and (type(tokens) is not int or tokens < 0):
+        raise RecordError(f"steps[{i}].tokens", f"must be an integer >= 0, got {tokens!r}")
+    reward = s.get("reward")
+    if reward is not None and not _is_num(reward):
+        raise RecordError(f"steps[{i}].reward", f"must be a number, got {_jtype(reward)}")
+    return (action, *flags, tokens, reward)
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,9 +390,27 @@ class EpisodeSink:
         Quarantine rows come in a fixed order per call: records that fail typed decoding, then those
         breaking a cross-field rule, then duplicates, each in line order.
         """
+        eps, where, parts = self._decode(lines, file)
+        if not eps:
+            return
+        keep = np.ones(len(eps), dtype=bool)
+        for i in itertools.chain.from_iterable(p[2] for p in parts):
+            line, raw, blob = where[i]
+            self.reject(file, line, *explain(blob), raw)
+            keep[i] = False
+        n_acc = self._accept_episodes(eps, where, np.concatenate([p[3] for p in parts]).tolist(), keep, file)
+        c = self._files.setdefault(file, [0, 0, 0])
+        c[0] += n_acc
+        c[1] += n_acc
+        self._keep_accepted_steps(parts, keep, all_kept=n_acc == len(eps))
+
+    def _decode(self, lines: list[tuple], file: str) -> tuple[list, list, list]:
+        """Typed decoding of each line (failures quarantined); the decoded episodes, their
+        ``(line, raw, json)`` and, per batch of about BATCH_BYTES, (step columns, owner, episodes
+        breaking a cross-field rule, step counts)."""
         eps: list[_Episode] = []
         where: list[tuple] = []
-        parts: list[tuple] = []  # per batch of decoded episodes: (step columns, owner, bad episodes, lengths)
+        parts: list[tuple] = []
         decode = _DECODER.decode
         start = size = 0
         for item in lines:
@@ -393,17 +428,14 @@ class EpisodeSink:
             if size >= BATCH_BYTES:  # columns of a batch while its step objects are still in cache
                 parts.append(_batch_columns(eps, start))
                 start, size = len(eps), 0
-        if not eps:
-            return
         if start < len(eps):
             parts.append(_batch_columns(eps, start))
-        keep = np.ones(len(eps), dtype=bool)
-        for i in itertools.chain.from_iterable(p[2] for p in parts):
-            line, raw, blob = where[i]
-            self.reject(file, line, *explain(blob), raw)
-            keep[i] = False
+        return eps, where, parts
+
+    def _accept_episodes(self, eps: list, where: list, lengths: list, keep: np.ndarray, file: str) -> int:
+        """Keep the episode rows of ``eps`` still marked in ``keep``, quarantining (and unmarking)
+        duplicates of an episode already seen; returns how many were accepted."""
         keep_l = keep.tolist()
-        len_l = np.concatenate([p[3] for p in parts]).tolist()
         rows, conditions, seen, n_acc = self._ep_rows, self._conditions, self._seen, 0
         for i, ep in enumerate(eps):
             if not keep_l[i]:
@@ -424,13 +456,12 @@ class EpisodeSink:
             else:
                 meta = None
             rows.append((ep.run_id, ep.episode_id, ep.model, ep.task, ep.task_type, ep.clock, ep.time_unit or "s",
-                         ep.seed, ep.success, ep.score, len_l[i], meta, file, line))
+                         ep.seed, ep.success, ep.score, lengths[i], meta, file, line))
             conditions.append(ep.conditions)
             n_acc += 1
-        c = self._files.setdefault(file, [0, 0, 0])
-        c[0] += n_acc
-        c[1] += n_acc
-        all_kept = n_acc == len(eps)
+        return n_acc
+
+    def _keep_accepted_steps(self, parts: list, keep: np.ndarray, all_kept: bool) -> None:
         for cols, owner, _, _ in parts:
             if not len(owner):
                 continue
