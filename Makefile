@@ -1,4 +1,5 @@
-# Two commands: `make report` and `make test`. Both create .venv with Python >= 3.12 if missing.
+# Two commands: `make report` and `make test`. Both create .venv with Python >= 3.12 if missing and
+# install the exact versions of requirements.lock (pyproject.toml only declares compatible ranges).
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -9,14 +10,16 @@ export MPLBACKEND ?= Agg
 # seed-determined results must not depend on BLAS thread scheduling
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: install report test test-fast bench clean
+.PHONY: install report test test-fast bench lock clean
+
+LOCK := requirements.lock
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || { PYBIN=$$(.ci/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,inspect]"
+	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,inspect]"
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	@touch $(STAMP)
 
@@ -31,6 +34,14 @@ test-fast: install
 
 bench: install
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+# Re-resolve requirements.lock after editing pyproject.toml (versions already locked are kept;
+# `make lock UPGRADE=--upgrade` moves everything to the newest versions the ranges admit). Then
+# `make install`, run the tests, and copy the new versions into environment.yml.
+lock: install
+	$(PY) -m uv --version >/dev/null 2>&1 || $(PY) -m pip install --quiet uv
+	$(PY) -m uv pip compile pyproject.toml --extra test --extra inspect --python-version 3.12 \
+		--annotation-style line --custom-compile-command "make lock" $(UPGRADE) -o $(LOCK)
 
 clean:
 	rm -rf $(VENV) .cache reports

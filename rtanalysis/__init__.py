@@ -1,39 +1,20 @@
 """rtanalysis: why LLM agents fail realtime benchmarks — capability or timing — with honest uncertainty.
 
-The pipeline, one stage per module: :mod:`~rtanalysis.load` (logs → tidy ``episodes``/``steps``),
-:mod:`~rtanalysis.metrics` (observed rates and intervals), :mod:`~rtanalysis.model` (hierarchical
-capability × timing model → decomposition, counterfactuals), :mod:`~rtanalysis.plots` and
-:mod:`~rtanalysis.report` (figures, tables, the written report).
+The pipeline, one layer per package, each importing only those before it: :mod:`~rtanalysis.load`
+and :mod:`~rtanalysis.adapters` (logs → tidy ``episodes``/``steps``), :mod:`~rtanalysis.metrics`
+(observed rates and intervals), :mod:`~rtanalysis.model` (hierarchical capability × timing model →
+decomposition, counterfactuals), :mod:`~rtanalysis.plots`, :mod:`~rtanalysis.tables` and
+:mod:`~rtanalysis.report` (figures, tables, the written report); :mod:`rtanalysis.cli` on top.
+Errors the stages raise on purpose are in the leaf :mod:`rtanalysis.errors`.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("rtanalysis")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
-
-from .load import EpisodeSink, LoadResult, json_schema, load_rtlog  # noqa: E402
-
-
-def load(paths, format: str = "auto", **options) -> LoadResult:
-    """Load trajectory logs of any supported format into tidy tables (see :mod:`rtanalysis.adapters`)."""
-    try:
-        from .adapters import load as _load
-    except ModuleNotFoundError:
-        return load_rtlog(paths, **options)
-    return _load(paths, format=format, **options)
-
-
-def example_data():
-    """Path of the bundled example benchmark (rtlog files, ``truth.csv``, a response-slot table)."""
-    from importlib.resources import files
-
-    return files("rtanalysis") / "data" / "example"
+from .about import __version__, example_data
+from .load import EpisodeSink, LoadResult, json_schema, load_rtlog
+from .adapters import load  # after .load: the name `rtanalysis.load` is this function, not the module
 
 
 def __getattr__(name):
-    # heavy stages import lazily so `import rtanalysis` stays fast
+    # the model stage imports PyMC: load it on first use so `import rtanalysis` stays fast
     if name == "fit":
         from .model import fit
 

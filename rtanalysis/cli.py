@@ -1,42 +1,43 @@
-"""Command line: ``rtanalysis <command>``; each pipeline stage registers its own subcommand.
+"""Command line: ``rtanalysis <command>``, one subcommand per pipeline stage; the top layer.
 
-A stage module exposes ``add_cli(subparsers)``; this file only collects them, so the CLI stays a
-thin layer over the package functions.
+Each command lives in a ``*cli`` module beside the stage it drives and exposes
+``add_cli(subparsers)``; this file collects them and maps the exceptions the stages raise to a
+one-line message and an exit status. No stage imports this module.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+from .about import __version__
+from .errors import RtAnalysisError, UsageError
 
 #: modules that contribute subcommands, in the order ``--help`` lists them
 COMMAND_MODULES = (
-    "rtanalysis.ingest",
-    "rtanalysis.simulate",
+    "rtanalysis.ingest_cli",
+    "rtanalysis.simulate.cli",
     "rtanalysis.model.cli",
     "rtanalysis.report",
 )
 
+#: exceptions that mean bad input or arguments, not a bug: one line on stderr and exit status 2
+#: (set RTANALYSIS_TRACEBACK=1 to see the traceback). A bare ValueError is not among them: a
+#: command that knows a stage raises it for bad input says so by re-raising it as a UsageError.
+USER_ERRORS = (RtAnalysisError, FileNotFoundError, NotADirectoryError)
 
-class CLIError(Exception):
-    """A user error: printed as one line, exit status 2."""
+#: kept for code written against the old name: the stages now raise :class:`rtanalysis.errors.UsageError`
+CLIError = UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     parser = argparse.ArgumentParser(prog="rtanalysis", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"rtanalysis {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and (e.name == name or name.startswith(e.name + ".")):
-                continue  # stage not present in this build
-            raise
-        mod.add_cli(sub)
+        importlib.import_module(name).add_cli(sub)
     return parser
 
 
@@ -48,10 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except CLIError as e:
-        print(f"rtanalysis {args.command}: error: {e}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as e:
+    except USER_ERRORS as e:
+        if os.environ.get("RTANALYSIS_TRACEBACK"):
+            raise
         print(f"rtanalysis {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -1,14 +1,18 @@
-"""``rtanalysis ingest``: logs → episodes/steps parquet, quarantine, counts and metrics tables."""
+"""Ingest: logs → episodes/steps parquet, quarantine, counts and the metrics tables in one folder.
+
+The command ``rtanalysis ingest`` over these functions is :mod:`rtanalysis.ingest_cli`.
+"""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import orjson
 
+from .adapters import load
 from .load import LoadResult
+from .metrics import compute_all, write_metrics
 
 
 def write_tables(result: LoadResult, out_dir: str | Path) -> list[Path]:
@@ -27,66 +31,13 @@ def write_tables(result: LoadResult, out_dir: str | Path) -> list[Path]:
 
 
 def ingest(paths, out_dir: str | Path, format: str = "auto", progress: bool | None = None, **options):
-    """Load ``paths``, write the tables and the metrics into ``out_dir``; return (result, metrics)."""
-    from . import load
-    from .metrics import compute_all, write_metrics
+    """Load ``paths``, write the tables and the metrics into ``out_dir``; return (result, metrics).
 
+    Raises ``FileNotFoundError`` for a missing path and ``ValueError`` for an unknown format or
+    option (see :func:`rtanalysis.adapters.load`); bad records are quarantined, not raised.
+    """
     result = load(paths, format=format, progress=progress, **options)
     write_tables(result, out_dir)
     tables = compute_all(result.episodes, result.steps)
     write_metrics(tables, out_dir)
     return result, tables
-
-
-def _format_choices() -> list[str]:
-    try:
-        from .adapters import FORMATS
-    except ModuleNotFoundError:
-        return ["auto", "rtlog"]
-    return ["auto", *FORMATS]
-
-
-def add_cli(sub) -> None:
-    p = sub.add_parser("ingest", help="load logs into tidy tables, quarantine bad records, compute metrics",
-                       description="Load trajectory logs (files or directories) and write episodes.parquet, "
-                                   "steps.parquet, quarantine.jsonl, ingest.json and metrics_*.csv into --out.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories (searched recursively)")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
-    p.add_argument("--format", default="auto", choices=_format_choices(), help="input format (default: detect)")
-    p.add_argument("--progress", action="store_true", default=None,
-                   help="force a progress bar (default: shown for large inputs)")
-    try:
-        from .adapters.cli import add_cli_options
-    except ModuleNotFoundError:
-        pass
-    else:
-        add_cli_options(p)
-    p.set_defaults(func=run)
-
-
-def run(args) -> int:
-    from .cli import CLIError
-
-    try:
-        from .adapters.cli import options_from_args
-    except ModuleNotFoundError:
-        options = {}
-    else:
-        try:
-            options = options_from_args(args)
-        except ValueError as e:
-            raise CLIError(str(e)) from e
-    try:
-        result, _ = ingest(args.paths, args.out, format=args.format, progress=args.progress, **options)
-    except (FileNotFoundError, ValueError) as e:
-        raise CLIError(str(e)) from e
-    print(f"{result}; tables in {args.out}")
-    if result.n_read == 0:
-        print("rtanalysis ingest: error: no records found in the given paths "
-              "(rtlog files end in .jsonl or .jsonl.gz)", file=sys.stderr)
-        return 1
-    if result.n_accepted == 0:
-        print("rtanalysis ingest: error: no record could be read; see quarantine.jsonl for the reasons",
-              file=sys.stderr)
-        return 1
-    return 0

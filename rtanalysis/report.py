@@ -341,12 +341,12 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
     try:
         load_result, metrics = ingest(paths, out, format=format)
     except ValueError as e:  # an unknown format or unreadable input: a user error, not a crash
-        from .cli import CLIError
+        from .errors import UsageError as CLIError
 
         raise CLIError(str(e)) from e
     _log(progress, str(load_result))
     if load_result.n_accepted == 0:
-        from .cli import CLIError
+        from .errors import UsageError as CLIError
 
         raise CLIError("no episode could be read from the given paths; see quarantine.jsonl in the output folder")
     fit = None
@@ -370,8 +370,8 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
 
 def example_data_path() -> Path:
     """The bundled example logs (shipped inside the package; see :func:`rtanalysis.example_data`)."""
-    from . import example_data
-    from .cli import CLIError
+    from .about import example_data
+    from .errors import UsageError as CLIError
 
     path = Path(str(example_data()))
     if not path.is_dir():
@@ -408,7 +408,7 @@ def add_cli(sub) -> None:
 
 
 def _check_args(args) -> None:
-    from .cli import CLIError
+    from .errors import UsageError as CLIError
 
     if args.draws < 1 or args.chains < 1:
         raise CLIError("--draws and --chains must be positive")

@@ -12,7 +12,9 @@ from rtanalysis import schema
 from rtanalysis.load import load_rtlog
 from tests.conftest import GOOD_EPISODE
 
-load_module = importlib.import_module("rtanalysis.load")  # `rtanalysis.load` the attribute is a function
+# the modules that read these constants (`rtanalysis.load` the attribute is a function)
+files_module = importlib.import_module("rtanalysis.load.files")
+sink_module = importlib.import_module("rtanalysis.load.sink")
 
 
 def _records():
@@ -58,8 +60,8 @@ def test_block_and_batch_sizes_do_not_change_the_tables(tmp_path, monkeypatch, g
     ref = load_rtlog(path)
     assert ref.n_quarantined > 0 and ref.n_accepted > 0 and len(ref.steps) > 3000
     for read_block, batch_bytes in [(97, 1), (4096, 3000), (1, 10**9)]:
-        monkeypatch.setattr(load_module, "READ_BLOCK", read_block)
-        monkeypatch.setattr(load_module, "BATCH_BYTES", batch_bytes)
+        monkeypatch.setattr(files_module, "READ_BLOCK", read_block)
+        monkeypatch.setattr(sink_module, "BATCH_BYTES", batch_bytes)
         got = load_rtlog(path)
         for a, b in zip(_frames(ref), _frames(got)):
             pd.testing.assert_frame_equal(a, b, check_exact=True)
@@ -71,7 +73,7 @@ def test_damaged_gzip_same_with_small_blocks(tmp_path, monkeypatch):
     path.write_bytes(blob[: len(blob) // 2])
     ref = load_rtlog(path)
     assert (ref.quarantine["field"] == "<file>").sum() == 1
-    monkeypatch.setattr(load_module, "READ_BLOCK", 61)
+    monkeypatch.setattr(files_module, "READ_BLOCK", 61)
     got = load_rtlog(path)
     for a, b in zip(_frames(ref), _frames(got)):
         pd.testing.assert_frame_equal(a, b, check_exact=True)

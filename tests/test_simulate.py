@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from rtanalysis.load import load_rtlog
-from rtanalysis.simulate import PRESETS, Design, ModelSpec, TaskTypeSpec, add_cli, simulate
+from rtanalysis.simulate import PRESETS, Design, ModelSpec, TaskTypeSpec, simulate
+from rtanalysis.simulate.cli import add_cli
 
 #: one xdist worker runs the whole file, so the module-scoped large simulation is built once
 pytestmark = pytest.mark.xdist_group("simulate")

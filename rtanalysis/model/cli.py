@@ -41,17 +41,17 @@ def add_cli(subparsers) -> None:
 
 
 def _fit(args) -> int:
-    from ..cli import CLIError
-    from .. import load
+    from ..adapters import load
+    from ..errors import NoDataError, UsageError
     from .fit import fit
 
     if args.draws < 1 or args.chains < 1:
-        raise CLIError("--draws and --chains must be >= 1")
+        raise UsageError("--draws and --chains must be >= 1")
     if not 0 < args.interval < 1:
-        raise CLIError(f"--interval must be in (0, 1), got {args.interval}")
+        raise UsageError(f"--interval must be in (0, 1), got {args.interval}")
     lr = load(args.paths)
     if len(lr.episodes) == 0:
-        raise CLIError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")
+        raise NoDataError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")
     if not args.quiet:
         print(str(lr), file=sys.stderr)
     res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, interval=args.interval,
@@ -66,14 +66,14 @@ def _fit(args) -> int:
 
 
 def _calibrate(args) -> int:
-    from ..cli import CLIError
+    from ..errors import UsageError
     from .calibrate import calibrate
 
     try:
         table = calibrate(args.preset, reps=args.reps, seed=args.seed, draws=args.draws, chains=args.chains,
                           interval=args.interval, labelled=not args.unlabelled, progress=True)
     except KeyError as e:
-        raise CLIError(str(e)) from None
+        raise UsageError(str(e)) from None
     print(table.to_string(index=False))
     if args.out:
         from pathlib import Path

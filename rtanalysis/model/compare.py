@@ -14,6 +14,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from .data import ModelData
+from .sampler import sample_model
 
 FAMILIES = ("normal", "t")
 #: t is chosen when it beats normal by more than this many standard errors of the difference and
@@ -54,8 +55,6 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
                 progress: bool = False) -> pd.DataFrame:
     """One row per family: elpd_loo, se, p_loo, elpd_diff and se_diff against the best, the largest
     Pareto k, the number of decisions, ν (t) and ``chosen``."""
-    from .fit import sample_model
-
     counts = d.binned.to_numpy(float).ravel()
     keep = counts > 0
     w = counts[keep]

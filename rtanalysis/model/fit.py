@@ -16,6 +16,7 @@ import pandas as pd
 
 from .data import ModelData, aggregate
 from .derived import QUANTITIES, Deriver, ParamDraws, param_draws, summarise
+from .sampler import sample_model
 
 DECOMPOSITION_COLUMNS = [
     "model", "task_type", "clock", "n_episodes", "success_rate",
@@ -25,7 +26,6 @@ DECOMPOSITION_COLUMNS = [
 ]
 COUNTERFACTUAL_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success", "p_success_lo",
                           "p_success_hi"]
-SAMPLERS = ("nutpie", "pymc", "numpyro")
 
 
 def _as_frames(data):
@@ -35,7 +35,7 @@ def _as_frames(data):
     if isinstance(data, tuple) and len(data) == 2 and all(isinstance(x, pd.DataFrame) for x in data):
         return data
     if isinstance(data, (str, os.PathLike, list)):
-        from .. import load
+        from ..adapters import load
 
         lr = load(data)
         return lr.episodes, lr.steps
@@ -53,44 +53,6 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
         h.update(",".join(map(str, f.columns)).encode())
         h.update(pd.util.hash_pandas_object(f.astype(str), index=False).to_numpy().tobytes())
     return h.hexdigest()
-
-
-def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool,
-                 timings: dict | None = None):
-    """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density, see
-    :mod:`.sampler`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
-    Seeded: same seed, same draws."""
-    import pymc as pm
-
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if sampler == "nutpie":
-        from .sampler import compile_model_c, sample_chains
-
-        t0 = time.time()
-        compiled = compile_model_c(model)
-        t1 = time.time()
-        if progress:
-            print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
-        idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed, progress=progress)
-        if timings is not None:  # graph set-up and (cached) compilation apart from sampling
-            timings["compile_seconds"] = round(t1 - t0, 2)
-            timings["sampling_only_seconds"] = round(time.time() - t1, 2)
-        return idata
-    if sampler == "numpyro":
-        try:
-            import numpyro  # noqa: F401
-        except ImportError:
-            raise ValueError("sampler 'numpyro' needs jax and numpyro: pip install -e '.[bench]'") from None
-    from .sampler import usable_cores
-
-    cores = min(chains, usable_cores())
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
-        kw = {"chain_method": "sequential"} if sampler == "numpyro" else {}
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                         nuts_sampler=sampler, progressbar=progress, model=model, compute_convergence_checks=False,
-                         **({"nuts_sampler_kwargs": kw} if kw else {}))
 
 
 def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
@@ -317,7 +279,7 @@ class FitResult:
     def to_dir(self, out) -> Path:
         """Write decomposition.csv, counterfactuals.csv, diagnostics.json and posterior.nc (and
         latency_loo.csv when the latency family was chosen by LOO)."""
-        from .. import __version__
+        from ..about import __version__
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)

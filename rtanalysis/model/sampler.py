@@ -17,14 +17,19 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 
 import numpy as np
+
+SAMPLERS = ("nutpie", "pymc", "numpyro")
 
 
 def compile_model_c(model):
     """A nutpie ``CompiledModel`` for ``model`` whose logp/gradient are PyTensor functions (its default
     backend, with the on-disk cache), loaded here so that forked chains inherit them ready to run."""
+    # private nutpie API (the public compile_pymc_model has no PyTensor C backend): nutpie is capped
+    # below 0.17 in pyproject.toml and tests/test_nutpie_private.py checks the contract used here
     from nutpie.compile_pymc import _make_functions, _prepare_dims_and_coords
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
@@ -174,3 +179,37 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
         if bar is not None:
             bar.close()
     return _merge_chains(trees)
+
+
+def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool,
+                 timings: dict | None = None):
+    """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density,
+    :func:`compile_model_c` and :func:`sample_chains`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
+    Seeded: same seed, same draws."""
+    import pymc as pm
+
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler == "nutpie":
+        t0 = time.time()
+        compiled = compile_model_c(model)
+        t1 = time.time()
+        if progress:
+            print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
+        idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed, progress=progress)
+        if timings is not None:  # graph set-up and (cached) compilation apart from sampling
+            timings["compile_seconds"] = round(t1 - t0, 2)
+            timings["sampling_only_seconds"] = round(time.time() - t1, 2)
+        return idata
+    if sampler == "numpyro":
+        try:
+            import numpyro  # noqa: F401
+        except ImportError:
+            raise ValueError("sampler 'numpyro' needs jax and numpyro: pip install -e '.[bench]'") from None
+    cores = min(chains, usable_cores())
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
+        kw = {"chain_method": "sequential"} if sampler == "numpyro" else {}
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                         nuts_sampler=sampler, progressbar=progress, model=model, compute_convergence_checks=False,
+                         **({"nuts_sampler_kwargs": kw} if kw else {}))

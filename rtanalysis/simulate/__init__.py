@@ -31,12 +31,11 @@ mixed                      6       4           the example: six speed/skill trad
 leaderboard60              60      4           60 models, coverage 15–100 % (unbalanced), 10×3 units
 =========================  ======  ==========  =========================================================
 
-CLI: ``rtanalysis simulate --preset NAME --out DIR --seed S [--tasks N --seeds N --unlabelled]``.
+CLI (:mod:`rtanalysis.simulate.cli`): ``rtanalysis simulate --preset NAME --out DIR --seed S [--tasks N --seeds N --unlabelled]``.
 """
 
-from .cli import add_cli
 from .core import Simulation, simulate
 from .design import Design, ModelSpec, TaskTypeSpec
 from .presets import PRESETS
 
-__all__ = ["Design", "ModelSpec", "TaskTypeSpec", "PRESETS", "Simulation", "simulate", "add_cli"]
+__all__ = ["Design", "ModelSpec", "TaskTypeSpec", "PRESETS", "Simulation", "simulate"]

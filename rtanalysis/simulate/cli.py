@@ -19,7 +19,7 @@ def add_cli(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..cli import CLIError
+    from ..errors import UsageError
     from .core import simulate
 
     overrides = {}
@@ -27,7 +27,7 @@ def run(args) -> int:
         v = getattr(args, name)
         if v is not None:
             if v < 1:
-                raise CLIError(f"--{name} must be >= 1, got {v}")
+                raise UsageError(f"--{name} must be >= 1, got {v}")
             overrides[name] = v
     if args.unlabelled:
         overrides["labelled"] = False

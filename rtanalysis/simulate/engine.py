@@ -74,33 +74,31 @@ def _latency_cdf(x: np.ndarray, mu: np.ndarray, sigma: np.ndarray, df: float | N
     return np.where(x > 0, p, 0.0)
 
 
-def simulate_arrays(design: Design, seed: int) -> dict:
-    """All per-episode and per-decision arrays (latent and logged) of one simulation."""
-    env_rng, eff_rng, out_rng = np.random.default_rng(seed).spawn(3)
-    env = _environment(design, env_rng)
-    ep = _episodes(design, env)
+def _model_task_effects(design: Design, rng: np.random.Generator) -> np.ndarray:
+    """Model × task-type effects on the logit of correctness: random, plus the design's fixed ones."""
     models, tts = design.models, design.task_types
-    mk = eff_rng.normal(0.0, design.sd_model_task, (len(models), len(tts)))
+    mk = rng.normal(0.0, design.sd_model_task, (len(models), len(tts)))
     m_index = {m.name: i for i, m in enumerate(models)}
     k_index = {t.name: i for i, t in enumerate(tts)}
     for (m, k), v in design.interactions.items():
         mk[m_index[m], k_index[k]] += v
+    return mk
 
+
+def _decision_index(env: dict, ep: dict) -> dict[str, np.ndarray]:
+    """Per decision: its episode, step, environment decision, model, task type and clock."""
     n = ep["n_steps"]
-    n_ep, n_dec = len(n), int(n.sum())
     ep_start = np.r_[0, np.cumsum(n)[:-1]]
-    d_ep = np.repeat(np.arange(n_ep), n)
-    d_step = np.arange(n_dec) - ep_start[d_ep]
-    d_env = env["start"][ep["unit"][d_ep]] + d_step
-    m, k, c = ep["model"][d_ep], ep["k"][d_ep], ep["clock"][d_ep]
+    d_ep = np.repeat(np.arange(len(n)), n)
+    d_step = np.arange(int(n.sum())) - ep_start[d_ep]
+    return {"ep_start": ep_start, "episode": d_ep, "step": d_step,
+            "env": env["start"][ep["unit"][d_ep]] + d_step,
+            "model": ep["model"][d_ep], "k": ep["k"][d_ep], "clock": ep["clock"][d_ep]}
 
-    skill = np.array([x.skill for x in models])
-    speed = np.array([x.log_latency for x in models])
-    silence = np.array([x.silence for x in models])
-    difficulty = np.array([t.difficulty for t in tts])
-    log_med = np.log([t.latency_median for t in tts])
-    lat_sd = np.array([t.latency_sd for t in tts])
-    fatality = np.array([t.fatality for t in tts])
+
+def _task_type_quanta(design: Design) -> dict[str, np.ndarray]:
+    """Windows, step ticks and give-up times per task type, in quanta of its time unit."""
+    tts = design.task_types
     q_k = np.array([QUANTUM[t.time_unit] for t in tts])
     n_win = max(len(t.windows) for t in tts)
     w_open = np.zeros((len(tts), n_win), dtype=np.int64)
@@ -111,72 +109,118 @@ def simulate_arrays(design: Design, seed: int) -> dict:
     tick = np.array([round((t.tick or 0) / q_k[ki]) for ki, t in enumerate(tts)], dtype=np.int64)
     give_up = np.array([_NO_GIVE_UP if t.give_up is None else round(t.give_up / q_k[ki]) for ki, t in enumerate(tts)],
                        dtype=np.int64)
+    return {"q": q_k, "open": w_open, "close": w_close, "tick": tick, "give_up": give_up}
 
-    diff = env["item"][ep["unit"]][d_ep] + env["step_eff"][d_env]
-    p_correct = special.expit(skill[m] - difficulty[k] - mk[m, k] - diff)
-    mu = log_med[k] + speed[m] + design.latency_item_coef * diff
-    sigma = lat_sd[k]
-    q = q_k[k]
+
+def _decision_parameters(design: Design, env: dict, ep: dict, d: dict, mk: np.ndarray) -> dict[str, np.ndarray]:
+    """The known probabilities and limits of every decision: P(correct), the latency's log-scale
+    location and spread, its window (``open_q``/``close_q``), give-up time and silence probability."""
+    models, tts = design.models, design.task_types
+    m, k, c = d["model"], d["k"], d["clock"]
+    tq = _task_type_quanta(design)
+    difficulty = np.array([t.difficulty for t in tts])
+    diff = env["item"][ep["unit"]][d["episode"]] + env["step_eff"][d["env"]]
+    skill = np.array([x.skill for x in models])
     is_step = c == _CLOCK_CODE["step"]
     timed = c != _CLOCK_CODE["paused"]
-    open_q = np.where(is_step, 0, w_open[k, env["win_idx"][d_env]])
-    close_q = np.where(is_step, tick[k], w_close[k, env["win_idx"][d_env]])
-    gq = give_up[k]
-    s = np.where(timed, silence[m], 0.0)
-    fallback_on = np.isin(c, [_CLOCK_CODE[x] for x in design.fallback_clocks])
+    win = env["win_idx"][d["env"]]
+    return {
+        "p_correct": special.expit(skill[m] - difficulty[k] - mk[m, k] - diff),
+        "mu": np.log([t.latency_median for t in tts])[k] + np.array([x.log_latency for x in models])[m]
+        + design.latency_item_coef * diff,
+        "sigma": np.array([t.latency_sd for t in tts])[k],
+        "q": tq["q"][k],
+        "is_step": is_step,
+        "timed": timed,
+        "open_q": np.where(is_step, 0, tq["open"][k, win]),
+        "close_q": np.where(is_step, tq["tick"][k], tq["close"][k, win]),
+        "tick_q": tq["tick"][k],
+        "give_up_q": tq["give_up"][k],
+        "silence": np.where(timed, np.array([x.silence for x in models])[m], 0.0),
+        "fatality": np.array([t.fatality for t in tts])[k],
+        "fallback_on": np.isin(c, [_CLOCK_CODE[x] for x in design.fallback_clocks]),
+    }
 
-    # outcomes: one stream, fixed draw order
-    u_correct = out_rng.random(n_dec)
-    z = out_rng.standard_normal(n_dec) if design.latency_df is None else out_rng.standard_t(design.latency_df, n_dec)
-    u_silent = out_rng.random(n_dec)
-    u_fatal = out_rng.random(n_dec)
 
-    lat_q = np.rint(np.minimum(np.exp(mu + sigma * z) / q, _MAX_QUANTA)).astype(np.int64)
-    correct = u_correct < p_correct
-    silent = timed & ((u_silent < s) | (lat_q > gq))
+def _draw_outcomes(design: Design, par: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Correctness, quantised latency, silence, early/late and fatal misses: one stream, fixed draw order."""
+    n_dec = len(par["mu"])
+    u_correct = rng.random(n_dec)
+    z = rng.standard_normal(n_dec) if design.latency_df is None else rng.standard_t(design.latency_df, n_dec)
+    u_silent = rng.random(n_dec)
+    u_fatal = rng.random(n_dec)
+
+    timed = par["timed"]
+    lat_q = np.rint(np.minimum(np.exp(par["mu"] + par["sigma"] * z) / par["q"], _MAX_QUANTA)).astype(np.int64)
+    silent = timed & ((u_silent < par["silence"]) | (lat_q > par["give_up_q"]))
     acted = ~silent
-    early = timed & acted & (lat_q < open_q)
-    late = timed & acted & (lat_q > close_q)
-    miss = silent | early | late
-    fatal = miss & (u_fatal < fatality[k])
-    fallback = late & fallback_on
+    early = timed & acted & (lat_q < par["open_q"])
+    late = timed & acted & (lat_q > par["close_q"])
+    fatal = (silent | early | late) & (u_fatal < par["fatality"])
+    return {"correct": u_correct < par["p_correct"], "lat_q": lat_q, "silent": silent, "early": early,
+            "late": late, "fatal": fatal, "fallback": late & par["fallback_on"]}
 
-    # exact decision-level timing probabilities on the logged (quantised) latency
-    f_open = _latency_cdf((open_q - 0.5) * q, mu, sigma, design.latency_df)
-    f_close = _latency_cdf((close_q + 0.5) * q, mu, sigma, design.latency_df)
+
+def _timing_probabilities(design: Design, par: dict) -> dict[str, np.ndarray]:
+    """Exact decision-level timing probabilities on the logged (quantised) latency."""
+    mu, sigma, q, gq, s, timed = par["mu"], par["sigma"], par["q"], par["give_up_q"], par["silence"], par["timed"]
+    f_open = _latency_cdf((par["open_q"] - 0.5) * q, mu, sigma, design.latency_df)
+    f_close = _latency_cdf((par["close_q"] + 0.5) * q, mu, sigma, design.latency_df)
     f_give = np.where(gq == _NO_GIVE_UP, 1.0, _latency_cdf((gq + 0.5) * q, mu, sigma, design.latency_df))
     p_silent = np.where(timed, s + (1 - s) * (1 - f_give), 0.0)
     p_early = np.where(timed, (1 - s) * f_open, 0.0)
     p_late = np.where(timed, (1 - s) * (f_give - f_close), 0.0)
     p_miss = p_silent + p_early + p_late
-    p_no_fatal = 1 - fatality[k] * p_miss
+    return {"p_on_time": 1 - p_miss, "p_early": p_early, "p_late": p_late, "p_silent": p_silent,
+            "p_no_fatal": 1 - par["fatality"] * p_miss}
 
-    # environment time in quanta: ticks under step; otherwise the next observation follows the
-    # action (or the window close / give-up when there is none or a default action was played)
-    wait = np.where(lat_q > gq, gq, close_q)
-    adv = np.where(is_step, tick[k], np.where(acted & ~fallback, lat_q, np.where(fallback, close_q, wait)))
+
+def _observation_times(par: dict, out: dict, d: dict) -> np.ndarray:
+    """Each decision's observation time in quanta from its episode's start.
+
+    Ticks under step; otherwise the next observation follows the action (or the window close /
+    give-up when there is none or a default action was played).
+    """
+    lat_q, fallback, acted = out["lat_q"], out["fallback"], ~out["silent"]
+    wait = np.where(lat_q > par["give_up_q"], par["give_up_q"], par["close_q"])
+    adv = np.where(par["is_step"], par["tick_q"],
+                   np.where(acted & ~fallback, lat_q, np.where(fallback, par["close_q"], wait)))
     cs = np.cumsum(adv)
-    t_obs_q = cs - adv - (cs[ep_start] - adv[ep_start])[d_ep]
+    ep_start = d["ep_start"]
+    return cs - adv - (cs[ep_start] - adv[ep_start])[d["episode"]]
 
+
+def simulate_arrays(design: Design, seed: int) -> dict:
+    """All per-episode and per-decision arrays (latent and logged) of one simulation."""
+    env_rng, eff_rng, out_rng = np.random.default_rng(seed).spawn(3)
+    env = _environment(design, env_rng)
+    ep = _episodes(design, env)
+    mk = _model_task_effects(design, eff_rng)
+    d = _decision_index(env, ep)
+    par = _decision_parameters(design, env, ep, d, mk)
+    out = _draw_outcomes(design, par, out_rng)
+    prob = _timing_probabilities(design, par)
+
+    ep_start = d["ep_start"]
     prod = np.multiply.reduceat
     ep_out = {
         **ep,
         "start": ep_start,
-        "capable": np.logical_and.reduceat(correct, ep_start),
-        "fatal_miss": np.logical_or.reduceat(fatal, ep_start),
-        "p_capable": prod(p_correct, ep_start),
-        "p_timely": prod(p_no_fatal, ep_start),
-        "p_success": prod(p_correct * p_no_fatal, ep_start),
+        "capable": np.logical_and.reduceat(out["correct"], ep_start),
+        "fatal_miss": np.logical_or.reduceat(out["fatal"], ep_start),
+        "p_capable": prod(par["p_correct"], ep_start),
+        "p_timely": prod(prob["p_no_fatal"], ep_start),
+        "p_success": prod(par["p_correct"] * prob["p_no_fatal"], ep_start),
         "task": env["task"][ep["unit"]],
         "seed": env["seed"][ep["unit"]],
     }
     ep_out["success"] = ep_out["capable"] & ~ep_out["fatal_miss"]
     dec = {
-        "episode": d_ep, "step": d_step, "model": m, "k": k, "clock": c, "q": q,
-        "p_correct": p_correct, "correct": correct, "mu": mu, "sigma": sigma,
-        "lat_q": lat_q, "open_q": open_q, "close_q": close_q, "t_obs_q": t_obs_q,
-        "silent": silent, "early": early, "late": late, "fatal": fatal, "fallback": fallback,
-        "p_on_time": 1 - p_miss, "p_early": p_early, "p_late": p_late, "p_silent": p_silent,
+        "episode": d["episode"], "step": d["step"], "model": d["model"], "k": d["k"], "clock": d["clock"],
+        **{name: par[name] for name in ("q", "p_correct", "mu", "sigma", "open_q", "close_q")},
+        "t_obs_q": _observation_times(par, out, d),
+        **{name: out[name] for name in ("correct", "lat_q", "silent", "early", "late", "fatal", "fallback")},
+        **{name: prob[name] for name in ("p_on_time", "p_early", "p_late", "p_silent")},
     }
     return {"episodes": ep_out, "decisions": dec, "mk": mk}
 

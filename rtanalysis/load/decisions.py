@@ -1,0 +1,98 @@
+"""Decision semantics: each decision's timing and outcome, and each episode's failure type.
+
+The rules are docs/rtlog-v1.md's "Derived timing": under ``paused`` timing cannot fail; a window
+decides on time when known, and ``valid_at_exec = false`` (or a default action played) marks a
+decision late when the window does not already say early; no action at all is ``silent``; content
+wrong is ``wrong`` whatever the timing; the rest that cannot be decided is ``unknown``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .arrow import _POOL, _TEXT_ARROW, _text
+
+#: decision outcomes and episode failure types as small integer codes until the text column is built
+_OUTCOMES = ("unknown", "ok", "late", "early", "wrong", "silent")
+_UNKNOWN, _OK, _LATE, _EARLY, _WRONG, _SILENT = range(len(_OUTCOMES))
+_FAILURES = ("unknown", "both", "capability", "timing", "none")
+
+
+def _timing(lat, lo, hi, paused, valid, fallback, correct) -> dict:
+    """The derived timing as arrays; booleans given as int8 codes (1 true, 0 false, -1 absent)."""
+    no_action = np.isnan(lat)
+    has_w = ~np.isnan(hi)
+    v_known = valid >= 0
+    v_false = valid == 0
+    # a default action played because inference did not finish is a timing miss (late)
+    fb_true = fallback == 1
+    v_false = v_false | fb_true
+    v_known = v_known | fb_true
+    acted = ~no_action
+    with np.errstate(invalid="ignore"):
+        early_w = acted & has_w & (lat < lo)
+        late_w = acted & has_w & (lat > hi)
+    timed = acted & ~paused
+    too_early = timed & early_w
+    too_late = timed & (late_w | (v_false & ~early_w))
+    known = timed & (has_w | v_known)
+    on_time_val = acted & (paused | (~too_early & ~too_late))
+    timing_known = no_action | paused | known
+    c_true = correct == 1
+    c_false = correct == 0
+
+    outcome = np.full(len(lat), _UNKNOWN, dtype=np.int8)
+    outcome[acted & timing_known & on_time_val & c_true] = _OK
+    outcome[acted & too_late & ~c_false] = _LATE
+    outcome[acted & too_early & ~c_false] = _EARLY
+    outcome[acted & c_false] = _WRONG
+    outcome[no_action] = _SILENT
+    return {"on_time": on_time_val, "too_early": too_early, "too_late": too_late, "known": timing_known,
+            "no_action": no_action, "outcome": outcome}
+
+
+_OUTCOME_TEXT = pa.array(_OUTCOMES, type=_TEXT_ARROW)
+_FAILURE_TEXT = pa.array(_FAILURES, type=_TEXT_ARROW)
+
+
+def _timing_columns(t: dict) -> dict:
+    unknown = ~t["known"]
+    return {
+        "on_time": pd.arrays.BooleanArray(t["on_time"], unknown),
+        "too_early": pd.arrays.BooleanArray(t["too_early"], unknown.copy()),
+        "too_late": pd.arrays.BooleanArray(t["too_late"], unknown.copy()),
+        "no_action": t["no_action"],
+        "outcome": _text(pc.take(_OUTCOME_TEXT, pa.array(t["outcome"]), memory_pool=_POOL)),
+    }
+
+
+def _per_episode_sum(values: np.ndarray, ep_index: np.ndarray, n: int) -> np.ndarray:
+    """How many of each episode's decisions have ``values`` (a boolean mask over decisions) true."""
+    return np.bincount(ep_index[values], minlength=n).astype(np.int64, copy=False)
+
+
+def _failure_types(timing: dict, correct: np.ndarray, success: np.ndarray, paused: np.ndarray,
+                   ep_index: np.ndarray) -> pd.arrays.ArrowStringArray:
+    """Observed failure type of each episode from its decisions' labels.
+
+    ``none`` for a success; a failure under ``paused`` is ``capability`` by definition; otherwise
+    ``capability`` (some content wrong, every decision's timing known and none missed), ``timing``
+    (no content wrong, every action labelled, some window missed or no action), ``both``, or
+    ``unknown`` when the fields cannot decide.
+    """
+    n = len(success)
+    oc = timing["outcome"]
+    wrong = _per_episode_sum(oc == _WRONG, ep_index, n) > 0
+    missed = _per_episode_sum((oc == _LATE) | (oc == _EARLY) | (oc == _SILENT), ep_index, n) > 0
+    unlabelled = _per_episode_sum((correct < 0) & ~timing["no_action"], ep_index, n) > 0
+    timing_unknown = _per_episode_sum(~timing["known"], ep_index, n) > 0
+    out = np.zeros(n, dtype=np.int8)  # unknown
+    out[wrong & missed] = 1
+    out[wrong & ~missed & ~timing_unknown] = 2
+    out[~wrong & missed & ~unlabelled] = 3
+    out[paused] = 2
+    out[success] = 4
+    return _text(pc.take(_FAILURE_TEXT, pa.array(out), memory_pool=_POOL))
