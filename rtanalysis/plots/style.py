@@ -172,3 +172,8 @@ def hbars(ax, y, left, width, colour, height: float = 0.8):
              for yy, x0, w in zip(y, left, width) if w > 0]
     ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors="none", linewidths=0), autolim=True)
     ax.autoscale_view()
+
+
+def pct(ci_prob: float) -> str:
+    """An interval probability as a label: 0.95 → ``95%``, 0.975 → ``97.5%``."""
+    return f"{100 * float(ci_prob):g}%"
