@@ -23,11 +23,11 @@ def observed_decomposition(episodes: pd.DataFrame, by=None, ci_prob: float = DEF
 
     One row per group × ``failure_type`` (capability, timing, both, unknown; zero counts are
     listed). ``share`` = count / ``n_failed`` with a ``method`` interval (``share_lo``, ``share_hi``);
-    ``share_labelled`` = count / ``n_labelled`` (failed episodes whose type is known), NaN on the
-    ``unknown`` row. Shares are NaN in a group with no failure.
+    ``share_labelled`` = count / ``n_labelled`` (failed episodes whose type is known) with its
+    interval (``share_labelled_lo``/``_hi``), NaN on the ``unknown`` row. Shares are NaN in a group with no failure.
 
     Columns: keys, ``failure_type``, ``count``, ``n_failed``, ``share``, ``share_lo``, ``share_hi``,
-    ``n_labelled``, ``share_labelled``.
+    ``n_labelled``, ``share_labelled``, ``share_labelled_lo``, ``share_labelled_hi``.
     """
     cols = resolve_by(by, episodes)
     groups = make_groups(episodes, cols)
@@ -46,6 +46,8 @@ def observed_decomposition(episodes: pd.DataFrame, by=None, ci_prob: float = DEF
     lab = n_labelled[g_idx]
     types = np.tile(np.array(FAILED_TYPES, dtype=object), groups.n)
     lo, hi = proportion_interval(count, den, ci_prob, method)
+    unknown = types == "unknown"
+    lab_lo, lab_hi = proportion_interval(count, np.where(unknown, 0, lab), ci_prob, method)
     return groups.repeat(g_idx, {
         "failure_type": types,
         "count": count,
@@ -54,5 +56,7 @@ def observed_decomposition(episodes: pd.DataFrame, by=None, ci_prob: float = DEF
         "share_lo": lo,
         "share_hi": hi,
         "n_labelled": lab.astype(np.int64),
-        "share_labelled": np.where(types == "unknown", np.nan, safe_div(count, lab)),
+        "share_labelled": np.where(unknown, np.nan, safe_div(count, lab)),
+        "share_labelled_lo": lab_lo,
+        "share_labelled_hi": lab_hi,
     })

@@ -45,7 +45,7 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
         "decomposition": fit.decomposition(**kw),
         "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, **kw),
         "success_curve": fit.success_curve(**kw),
-        "ppc": fit.ppc(),
+        "ppc": fit.ppc(**kw),
         "posterior": fit.posterior,
     }
 
