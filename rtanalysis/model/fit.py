@@ -26,6 +26,9 @@ DECOMPOSITION_COLUMNS = [
 COUNTERFACTUAL_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success", "p_success_lo",
                           "p_success_hi"]
 SAMPLERS = ("nutpie", "pymc", "numpyro")
+#: fit()'s default sampling: enough for the diagnostics gate on the example data
+DEFAULT_DRAWS = 1000
+DEFAULT_CHAINS = 4
 
 
 def _as_frames(data):
@@ -93,7 +96,7 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
                          **({"nuts_sampler_kwargs": kw} if kw else {}))
 
 
-def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
+def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, interval: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | None = None,
         sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.

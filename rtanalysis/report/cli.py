@@ -6,10 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..metrics import DEFAULT_CI_PROB
+from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
 from .pipeline import run_report
-
-#: the model's default sampling (``rtanalysis.model.fit``): 4 chains × 1000 draws
-DEFAULT_DRAWS, DEFAULT_CHAINS = 1000, 4
 
 
 def _cli_error(msg: str):

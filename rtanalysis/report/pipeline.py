@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 
 from .. import plots, tables
 from ..metrics import DEFAULT_CI_PROB, compute_all
+from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
 from .document import TITLE, report_blocks, report_tables
 from .template import to_html, to_markdown
 
@@ -23,7 +24,7 @@ def _log(progress: bool, msg: str) -> None:
         print(f"[rtanalysis report] {msg}", file=sys.stderr, flush=True)
 
 
-def load_or_fit(load_result, fit_dir, draws: int = 1000, chains: int = 4, seed: int = 0,
+def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0,
                 ci_prob: float = DEFAULT_CI_PROB, progress: bool = False, **fit_options):
     """The fit :meth:`FitResult.to_dir` left in ``fit_dir`` when it was made from the same data
     (data hash) with the same draws, chains, seed and ``ci_prob``; otherwise fit and write it there.
@@ -94,7 +95,7 @@ def _data_hash(episodes, steps) -> str:
     return data_hash(episodes, steps)
 
 
-def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
+def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
                figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto") -> dict:
     """Ingest ``paths``, compute metrics, fit the model (unless ``fit_model=False``), then
     :func:`write_report`. Raises ``ValueError`` for input that cannot be read."""
