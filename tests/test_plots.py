@@ -213,5 +213,5 @@ def test_failure_decomposition_draws_the_success_rows(mixed_tables):
         lo = np.minimum(rows["success_rate_lo"], rows["success_rate"])
         hi = np.maximum(rows["success_rate_hi"], rows["success_rate"])
         np.testing.assert_allclose(ends, np.sort(np.c_[lo, hi], axis=0))
-    assert "90% interval" in fig.axes[0].get_xlabel()
+    assert "90% interval" in fig.legends[0].get_title().get_text()
     matplotlib.pyplot.close(fig)

@@ -112,10 +112,11 @@ def plot_failure_decomposition(shares: pd.DataFrame, width: str = "double", ci_p
     for ax, task_type in zip(axes.flat, types):
         _stacked_panel(ax, shares[shares["task_type"] == task_type], pos, present)
         ax.set_title(task_type)
-        ax.set_xlabel(f"share of episodes ({style.pct(ci_prob)} interval of success)")
+        ax.set_xlabel("share of episodes")
     _model_rows(axes.flat[0], order)
     fig.legend([Patch(color=style.OUTCOME_COLOURS[s]) for s in present], [SEGMENT_LABELS[s] for s in present],
-               loc="outside lower center", ncols=min(len(present), 4), frameon=False)
+               loc="outside lower center", ncols=min(len(present), 4), frameon=False,
+               title=f"whiskers: {style.pct(ci_prob)} interval of the success share")
     return style.mark_diagnostics(fig, diagnostics)
 
 
