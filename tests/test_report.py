@@ -200,3 +200,20 @@ def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report
     assert pooled["p_success"].to_numpy() == pytest.approx(expected.reindex(pooled.index).to_numpy(), abs=1e-9)
     assert (pooled["p_success_lo"] < pooled["p_success"]).all() and (pooled["p_success"] < pooled["p_success_hi"]).all()
     assert pooled["share_timing"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_path):
+    from rtanalysis.model import FitResult
+    from rtanalysis.report import load_or_fit
+
+    load, fit, _ = fitted_report
+    fit.to_dir(tmp_path)
+    back = FitResult.from_dir(tmp_path, load)
+    pd.testing.assert_frame_equal(back.decomposition(), fit.decomposition())
+    assert back.diagnostics["ok"] == fit.diagnostics["ok"] and back.seed == fit.seed
+    again = load_or_fit(load, tmp_path, draws=fit.draws_n, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
+    pd.testing.assert_frame_equal(again.decomposition(), fit.decomposition())
+    other = dataclasses.replace(load, episodes=load.episodes.iloc[1:].reset_index(drop=True))
+    with pytest.raises(ValueError, match="other data"):
+        FitResult.from_dir(tmp_path, other)
