@@ -13,7 +13,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from .. import plots, tables
-from ..metrics import DEFAULT_CI_PROB, compute_all
+from ..metrics import DEFAULT_CI_PROB, compute_all, write_metrics
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
 from .document import TITLE, report_blocks, report_tables
 from .template import to_html, to_markdown
@@ -108,8 +108,9 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
     _log(progress, str(load_result))
     if load_result.n_accepted == 0:
         raise ValueError("no episode could be read from the given paths; see quarantine.jsonl in the output folder")
-    if ci_prob != DEFAULT_CI_PROB:  # ingest wrote its metrics at the default probability
+    if ci_prob != DEFAULT_CI_PROB:  # ingest wrote its metrics at the default probability: rewrite them
         metrics = compute_all(load_result.episodes, load_result.steps, ci_prob=ci_prob)
+        write_metrics(metrics, out)
     fit = None
     if fit_model:
         from ..model import fit as fit_fn
