@@ -24,7 +24,7 @@ def test_every_figure_is_written_as_pdf_and_png(preset, tmp_path):
     assert list(figs) == list(plots.FIGURES)
     models = set(load.episodes["model"])
     for name, fig in figs.items():
-        check_figure_files(plots.save_figure(fig, tmp_path / name))
+        check_figure_files(plots.write_figure(fig, tmp_path / name))
         if preset == "leaderboard60" and name not in ("ppc", "rank_trace"):
             # ranked plots: every model labelled on the first panel, ~0.1 in or more per model row
             assert models <= {t.get_text() for t in fig.axes[0].get_yticklabels()}, name

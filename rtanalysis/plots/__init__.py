@@ -1,7 +1,7 @@
 """Paper figures from the tidy tables and the fitted model; one module per figure family.
 
 Every ``plot_*`` function returns a matplotlib Figure sized for one (``width="single"``, 3.5 in) or
-two (``"double"``, 7 in) paper columns; :func:`save_figure` writes it as PDF (Type 42 fonts) and
+two (``"double"``, 7 in) paper columns; :func:`write_figure` writes it as PDF (Type 42 fonts) and
 300-dpi PNG. :func:`build_figures` makes the whole set for a report.
 """
 
@@ -14,7 +14,7 @@ from .decomposition import (clock_contrast, decomposition_shares, plot_failure_d
 from .diagnostics import plot_ppc, plot_rank_trace
 from .latency import plot_counterfactuals, plot_latency_ecdf, plot_success_vs_latency, timed_or_all
 from .stability import hazard_points, plot_trajectory_stability
-from .style import MANY_MODELS, apply_style, mark_diagnostics, model_palette, save_figure
+from .style import MANY_MODELS, apply_style, mark_diagnostics, model_palette, write_figure
 
 #: figure name -> (needs a fitted model, one-line description); the report's order
 FIGURES = {
@@ -109,6 +109,6 @@ __all__ = [
     "CURVE_LAMBDAS", "FIGURES", "MANY_MODELS", "apply_style", "build_figures", "clock_contrast",
     "decomposition_shares", "figure_tables", "fit_outputs", "hazard_points", "mark_diagnostics", "model_palette",
     "plot_counterfactuals", "plot_failure_decomposition", "plot_forest", "plot_latency_ecdf", "plot_paused_vs_wall",
-    "plot_ppc", "plot_rank_trace", "plot_success_vs_latency", "plot_trajectory_stability", "save_figure",
+    "plot_ppc", "plot_rank_trace", "plot_success_vs_latency", "plot_trajectory_stability", "write_figure",
     "timed_or_all",
 ]

@@ -140,7 +140,7 @@ def mark_diagnostics(fig: Figure, diagnostics: dict | None) -> Figure:
     return fig
 
 
-def save_figure(fig: Figure, path_stem) -> list[Path]:
+def write_figure(fig: Figure, path_stem) -> list[Path]:
     """Write ``fig`` as ``<stem>.pdf`` (vector, Type 42 fonts) and ``<stem>.png`` (300 dpi)."""
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)

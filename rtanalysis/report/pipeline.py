@@ -49,7 +49,7 @@ def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = 
 def _write_figures(figs: dict, out: Path, progress: bool) -> tuple[list[Path], dict]:
     written, figure_paths = [], {}
     for name, fig in figs.items():
-        written += plots.save_figure(fig, out / "figures" / name)
+        written += plots.write_figure(fig, out / "figures" / name)
         plt.close(fig)
         figure_paths[name] = f"figures/{name}.png"
         _log(progress, f"  figure {name}")
