@@ -217,3 +217,14 @@ def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_pa
     other = dataclasses.replace(load, episodes=load.episodes.iloc[1:].reset_index(drop=True))
     with pytest.raises(ValueError, match="other data"):
         FitResult.from_dir(tmp_path, other)
+
+
+def test_sixty_paused_models_without_windows_get_a_report():
+    # issue 11's shape (figures: tests/test_plots.py): the document must not need a timed clock
+    from tests.report_fixtures import paused_leaderboard
+
+    load = paused_leaderboard()
+    tabs = metrics.compute_all(load.episodes, load.steps)
+    md = to_markdown(report_blocks(load, tabs, {}, None, {}, report_tables(tabs, {}), 0.95, 0, "abc123"))
+    assert "No episode ran under a timed clock" in md and not NAN.search(md)
+    assert all(model in md for model in load.episodes["model"].unique())
