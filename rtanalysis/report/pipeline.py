@@ -4,13 +4,13 @@ fitted); the notebooks call it and share one fit through :func:`load_or_fit`."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import time
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import orjson
 
 from .. import plots, tables
 from ..metrics import DEFAULT_CI_PROB, compute_all, write_metrics
@@ -35,7 +35,7 @@ def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = 
     fit_dir = Path(fit_dir)
     info_path = fit_dir / "diagnostics.json"
     if info_path.exists() and (fit_dir / "posterior.nc").exists():
-        info = json.loads(info_path.read_text())
+        info = orjson.loads(info_path.read_bytes())
         wanted = {"data_hash": data_hash(load_result.episodes, load_result.steps), "draws": draws, "chains": chains,
                   "seed": seed, "interval": ci_prob}
         if all(info.get(k) == v for k, v in wanted.items()) and not fit_options:
