@@ -191,23 +191,15 @@ def latex_unescape(text: str) -> str:
 
 
 def to_latex(frame: pd.DataFrame, caption: str, label: str, digits: int = DIGITS) -> str:
-    """A booktabs ``table`` environment with caption and label; all text escaped for LaTeX."""
+    """A booktabs ``table`` environment with caption and label (pandas' Styler); all text escaped
+    for pdflatex by :func:`latex_escape` (Styler's own ``escape="latex"`` leaves λ, ×, − raw)."""
     text = display_frame(frame, digits)
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) or c in interval_columns(frame) for c in text.columns]
-    spec = "".join("r" if n else "l" for n in numeric)
-    lines = [
-        r"\begin{table}[tbp]",
-        r"\centering",
-        rf"\caption{{{latex_escape(caption)}}}",
-        rf"\label{{{label}}}",
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
-        " & ".join(latex_escape(c) for c in text.columns) + r" \\",
-        r"\midrule",
-    ]
-    lines += [" & ".join(latex_escape(v) for v in row) + r" \\" for row in text.itertuples(index=False)]
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    escaped = text.map(latex_escape)
+    escaped.columns = [latex_escape(c) for c in text.columns]
+    styler = escaped.style.hide(axis="index")
+    return styler.to_latex(column_format="".join("r" if n else "l" for n in numeric), position="tbp",
+                           position_float="centering", hrules=True, caption=latex_escape(caption), label=label)
 
 
 def _split_latex_row(line: str) -> list[str]:
@@ -250,13 +242,10 @@ def write_table(frame: pd.DataFrame, out_dir, name: str, caption: str, digits: i
 # --------------------------------------------------------------------------------------------
 # the report's tables
 
-DECOMPOSITION_COLUMNS = ["model", "task_type", "clock", "n_episodes", "success_rate", "p_success", "p_success_lo",
-                         "p_success_hi", "p_capable", "p_capable_lo", "p_capable_hi", "p_timely", "p_timely_lo",
-                         "p_timely_hi", "share_timing", "share_timing_lo", "share_timing_hi", "diagnostics_ok"]
-
-
 def decomposition_table(decomposition: pd.DataFrame) -> pd.DataFrame:
-    """The posterior decomposition, sorted, with the contract's columns first."""
+    """The posterior decomposition, sorted, with the contract's columns (``model.fit.DECOMPOSITION_COLUMNS``)."""
+    from .model.fit import DECOMPOSITION_COLUMNS
+
     cols = [c for c in DECOMPOSITION_COLUMNS if c in decomposition.columns]
     return decomposition[cols].sort_values(["task_type", "clock", "model"]).reset_index(drop=True)
 
@@ -277,18 +266,18 @@ def counterfactual_table(counterfactuals: pd.DataFrame, lambdas=(0.25, 0.5, 1.0,
     return pd.concat(parts, axis=1).reset_index().sort_values(["task_type", "clock", "model"]).reset_index(drop=True)
 
 
-def success_table(episodes: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Observed success per model × task type × clock with Wilson intervals (``success``, ``_lo``, ``_hi``)."""
-    from .plots.summaries import success_rates
-
-    r = success_rates(episodes, level=level)
-    return r.rename(columns={"n": "n_episodes", "k": "n_success", "rate": "success", "lo": "success_lo",
-                             "hi": "success_hi"})
+def success_table(success: pd.DataFrame) -> pd.DataFrame:
+    """The observed success rows of ``metrics.success_rates``: counts, ``success_rate`` and its
+    interval, and the task-clustered interval."""
+    cols = ["model", "task_type", "clock", "n", "successes", "success_rate", "success_rate_lo", "success_rate_hi",
+            "n_clusters", "success_rate_clustered_lo", "success_rate_clustered_hi"]
+    return success[[c for c in cols if c in success.columns]].sort_values(["task_type", "clock", "model"]).reset_index(
+        drop=True)
 
 
 def comparison_table(rows: list[dict]) -> pd.DataFrame:
-    """Pairwise comparisons (``quantity, a, b, difference, difference_lo, difference_hi, p_a_better``)."""
-    cols = ["quantity", "task_type", "clock", "a", "b", "difference", "difference_lo", "difference_hi", "p_a_better"]
+    """Pairwise comparisons (``quantity, a, b, difference, difference_lo, difference_hi, p_a_gt_b``)."""
+    cols = ["quantity", "task_type", "clock", "a", "b", "difference", "difference_lo", "difference_hi", "p_a_gt_b"]
     frame = pd.DataFrame(rows)
     return frame[[c for c in cols if c in frame.columns]] if len(frame) else pd.DataFrame(columns=cols)
 
@@ -305,11 +294,12 @@ def observed_decomposition_table(observed: pd.DataFrame) -> pd.DataFrame:
     """``metrics.observed_decomposition`` made wide: per cell the share of failed episodes of each
     failure type with its interval (columns ``capability``, ``capability_lo``, ...)."""
     keys = ["model", "task_type", "clock"]
-    wide = observed.pivot_table(index=keys, columns="failure_type", values=["share", "lo", "hi"], dropna=False)
+    wide = observed.pivot_table(index=keys, columns="failure_type", values=["share", "share_lo", "share_hi"],
+                                dropna=False)
     out = observed.groupby(keys)["n_failed"].first().to_frame()
     kinds = [k for k in ("capability", "timing", "both", "unknown") if k in set(observed["failure_type"])]
     for kind in kinds:
         out[kind] = wide[("share", kind)]
-        out[f"{kind}_lo"] = wide[("lo", kind)]
-        out[f"{kind}_hi"] = wide[("hi", kind)]
+        out[f"{kind}_lo"] = wide[("share_lo", kind)]
+        out[f"{kind}_hi"] = wide[("share_hi", kind)]
     return out.reset_index().sort_values(["task_type", "clock", "model"]).reset_index(drop=True)

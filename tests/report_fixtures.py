@@ -99,3 +99,18 @@ def check_figure_files(paths) -> None:
     assert png.read_bytes().startswith(PNG_MAGIC), png
     fonts = pdf_font_types(pdf.read_bytes())
     assert "Type3" not in fonts and {"TrueType", "CIDFontType2"} & fonts, (pdf, fonts)
+
+
+@lru_cache(maxsize=None)
+def paused_leaderboard(seed: int = 3):
+    """A leaderboard-shaped log like the one of issue 11: 60 models, paused clock only, one task
+    type, latencies but no validity windows (so no relative latency and no timing outcome)."""
+    import dataclasses
+
+    _, load = simulated("leaderboard60", seed)
+    ep = load.episodes
+    keep = (ep["clock"] == "paused") & (ep["task_type"] == sorted(ep["task_type"].unique())[0])
+    ep = ep[keep].reset_index(drop=True)
+    st = load.steps.merge(ep[["run_id", "episode_id"]], on=["run_id", "episode_id"])
+    st = st.assign(window_open=np.nan, window_close=np.nan)
+    return dataclasses.replace(load, episodes=ep, steps=st)

@@ -20,7 +20,7 @@ def test_labelled_group_by_hand(table):
         assert (r["count"], r["n_failed"], r["n_labelled"]) == (count, 2, 2)
         assert r["share"] == pytest.approx(count / 2)
         lo, hi = wilson(count, 2)
-        assert (r["lo"], r["hi"]) == pytest.approx((float(lo), float(hi)))
+        assert (r["share_lo"], r["share_hi"]) == pytest.approx((float(lo), float(hi)))
     assert row(table, model="mA", clock="wall", failure_type="both")["share_labelled"] == 0.5
     assert np.isnan(row(table, model="mA", clock="wall", failure_type="unknown")["share_labelled"])
 

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
-from rtanalysis.metrics import beta_posterior, clustered_se, jeffreys, proportion_interval, wilson
+from rtanalysis.metrics import beta_posterior, clopper_pearson, clustered_se, jeffreys, proportion_interval, wilson
 
 Z95 = 1.959963984540054
 
@@ -24,23 +23,30 @@ def test_wilson_by_hand_3_of_5():
     assert (lo, hi) == pytest.approx((0.230724, 0.882379), abs=1e-6)
 
 
-@pytest.mark.parametrize("conf", [0.8, 0.95, 0.99])
-def test_wilson_matches_statsmodels(conf):
-    n = np.array([1, 2, 5, 10, 10, 10, 37, 200])
-    k = np.array([0, 1, 3, 0, 10, 7, 12, 199])
-    lo, hi = wilson(k, n, conf)
-    sm_lo, sm_hi = proportion_confint(k, n, alpha=1 - conf, method="wilson")
-    np.testing.assert_allclose(lo, sm_lo, atol=1e-12)
-    np.testing.assert_allclose(hi, sm_hi, atol=1e-12)
+@pytest.mark.parametrize("ci_prob", [0.8, 0.95, 0.99])
+def test_wilson_matches_the_formula_at_every_ci_prob(ci_prob):
+    # the intervals come from statsmodels; check them against the published formula, not itself
+    n = np.array([1, 2, 5, 10, 10, 10, 37, 200], dtype=float)
+    k = np.array([0, 1, 3, 0, 10, 7, 12, 199], dtype=float)
+    z = stats.norm.ppf(0.5 + ci_prob / 2)
+    centre = (k + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * np.sqrt(k * (n - k) / n + z * z / 4)
+    lo, hi = wilson(k, n, ci_prob)
+    np.testing.assert_allclose(lo, np.clip(centre - half, 0, 1), atol=1e-12)
+    np.testing.assert_allclose(hi, np.clip(centre + half, 0, 1), atol=1e-12)
 
 
-def test_beta_posterior_matches_statsmodels_jeffreys():
+def test_beta_posterior_and_clopper_pearson_are_beta_quantiles():
     n = np.array([1, 5, 10, 10, 40])
     k = np.array([0, 3, 0, 10, 17])
-    lo, hi = beta_posterior(k, n)
-    sm_lo, sm_hi = proportion_confint(k, n, alpha=0.05, method="jeffreys")
-    np.testing.assert_allclose(lo, sm_lo, atol=1e-12)
-    np.testing.assert_allclose(hi, sm_hi, atol=1e-12)
+    lo, hi = beta_posterior(k, n, 0.9)
+    np.testing.assert_allclose(lo, stats.beta.ppf(0.05, k + 0.5, n - k + 0.5), atol=1e-10)
+    np.testing.assert_allclose(hi, stats.beta.ppf(0.95, k + 0.5, n - k + 0.5), atol=1e-10)
+    lo, hi = clopper_pearson(k, n)
+    inner = (k > 0) & (k < n)
+    np.testing.assert_allclose(lo[inner], stats.beta.ppf(0.025, k[inner], n[inner] - k[inner] + 1), atol=1e-10)
+    np.testing.assert_allclose(hi[inner], stats.beta.ppf(0.975, k[inner] + 1, n[inner] - k[inner]), atol=1e-10)
+    assert lo[k == 0].tolist() == [0.0, 0.0] and hi[k == n].tolist() == [1.0]
 
 
 def test_jeffreys_boundary_rule_and_interior():
@@ -51,7 +57,7 @@ def test_jeffreys_boundary_rule_and_interior():
 
 
 def test_zero_trials_give_nan_not_zero():
-    for method in ("wilson", "jeffreys", "beta_posterior"):
+    for method in ("wilson", "jeffreys", "beta_posterior", "clopper_pearson"):
         lo, hi = proportion_interval([0, 2], [0, 4], method=method)
         assert np.isnan(lo[0]) and np.isnan(hi[0])
         assert 0 < lo[1] < 0.5 < hi[1] < 1

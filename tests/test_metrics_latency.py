@@ -92,3 +92,28 @@ def test_ecdf_ties_share_the_top_value():
     assert list(ecdf["latency"]) == [0.2, 0.5, 0.5, 0.9]
     assert list(ecdf["ecdf"]) == [0.25, 0.75, 0.75, 1.0]
     assert ecdf["latency_rel"].isna().all() and ecdf["ecdf_rel"].isna().all()  # no windows
+
+
+def test_success_by_latency_bins_the_episode_median_relative_latency():
+    import pandas as pd
+
+    from rtanalysis import schema
+    from rtanalysis.metrics import success_by_latency, wilson
+    from tests.metrics_fixtures import episode_frame
+
+    ep = episode_frame({"run_id": ["r"] * 4, "episode_id": ["a", "b", "c", "d"], "model": ["m"] * 4,
+                        "task_type": ["t"] * 4, "clock": ["wall"] * 4, "time_unit": ["s"] * 4,
+                        "success": [True, False, True, True]})
+    # medians of latency / close: a 0.3, b 0.4 (both in [0.25, 0.5)), c 1.2 (in [1, 1.5)), d no window
+    st = pd.DataFrame({"run_id": ["r"] * 6, "episode_id": ["a", "a", "b", "c", "d", "d"], "step": [0, 1, 0, 0, 0, 1],
+                       "latency": [0.2, 0.4, 0.8, 2.4, 0.1, 0.2], "window_close": [1.0, 1.0, 2.0, 2.0, None, None]})
+    st["no_action"] = False
+    for col in ("model", "task_type", "clock"):
+        st[col] = ep[col].iloc[0]
+    table = success_by_latency(ep, schema.conform(st, schema.STEP_COLUMNS), ci_prob=0.9)
+    assert table["bin"].tolist() == ["[0.25, 0.5)", "[1.0, 1.5)"]
+    assert table["n"].tolist() == [2, 1] and table["successes"].tolist() == [1, 1]
+    assert table["relative_latency"].tolist() == pytest.approx([0.35, 1.2])
+    lo, hi = wilson([1, 1], [2, 1], 0.9)
+    np.testing.assert_allclose(table["success_rate_lo"], lo)
+    np.testing.assert_allclose(table["success_rate_hi"], hi)

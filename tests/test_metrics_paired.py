@@ -17,19 +17,19 @@ def episodes():
 
 
 def test_models_paired_by_hand_and_scipy(episodes):
-    table = paired_difference(episodes, a="mA", b="mB", over="model", value="success", by=("task_type", "clock"))
+    table = paired_difference(episodes, a="mA", b="mB", over="model", quantity="success", by=("task_type", "clock"))
     r = row(table, task_type="tt", clock="wall")
     # units (t1,1) (t1,2) (t2,1) (t2,2) (t3,1): A = 1,1,0,1,0; B = 0,1,0,0,0; d = 1,0,0,1,0
     a = np.array([1, 1, 0, 1, 0.0])
     b = np.array([0, 1, 0, 0, 0.0])
     assert r["n_pairs"] == 5 and (r["mean_a"], r["mean_b"]) == (0.6, 0.2)
-    assert r["mean_diff"] == pytest.approx(0.4)
+    assert r["difference"] == pytest.approx(0.4)
     # Σ(d − 0.4)² = 2·0.36 + 3·0.16 = 1.2 -> sd = sqrt(1.2 / 4)
-    assert r["sd_diff"] == pytest.approx(math.sqrt(0.3))
+    assert r["sd_difference"] == pytest.approx(math.sqrt(0.3))
     assert r["se"] == pytest.approx(math.sqrt(0.3 / 5))
     test = stats.ttest_rel(a, b)
     ci = test.confidence_interval(0.95)
-    assert (r["lo"], r["hi"]) == pytest.approx((ci.low, ci.high))
+    assert (r["difference_lo"], r["difference_hi"]) == pytest.approx((ci.low, ci.high))
     assert r["p_value"] == pytest.approx(test.pvalue)
     assert r["corr"] == pytest.approx(stats.pearsonr(a, b).statistic)
     # clustered on task: residual sums t1 0.6 − 0.4 = 0.2, t2 −0.4 + 0.6 = 0.2, t3 −0.4
@@ -42,10 +42,10 @@ def test_pooled_rows_and_arm_without_partner(episodes):
     table = paired_difference(episodes, a="mA", b="mB")
     assert list(table.columns[:2]) == ["task_type", "clock"]
     pooled = row(table, task_type="(all)", clock="wall")
-    assert pooled["n_pairs"] == 5 and pooled["mean_diff"] == pytest.approx(0.4)
+    assert pooled["n_pairs"] == 5 and pooled["difference"] == pytest.approx(0.4)
     paused = row(table, task_type="tt", clock="paused")  # mB never ran paused
     assert paused["n_pairs"] == 0 and paused["n_unpaired_a"] == 3
-    assert np.isnan(paused["mean_diff"]) and np.isnan(paused["se"])
+    assert np.isnan(paused["difference"]) and np.isnan(paused["se"])
 
 
 def test_clocks_compared_within_each_model(episodes):
@@ -53,7 +53,7 @@ def test_clocks_compared_within_each_model(episodes):
     assert list(table.columns[:2]) == ["model", "task_type"]
     r = row(table, model="mA", task_type="tt")
     # units (t1,1) (t1,2) (t2,1): paused 1,1,1; wall 1,1,0
-    assert r["n_pairs"] == 3 and r["mean_diff"] == pytest.approx(1 / 3)
+    assert r["n_pairs"] == 3 and r["difference"] == pytest.approx(1 / 3)
     assert r["se"] == pytest.approx(stats.sem([0, 0, 1]))
     assert np.isnan(r["corr"])  # paused arm is constant: correlation undefined
     assert r["n_unpaired_b"] == 2
@@ -69,11 +69,11 @@ def test_replicates_are_averaged_and_score_is_supported():
         "score": [1.0, 3.0, 5.0, 0.0, 1.0, 2.0, 4.0],
     })
     ep = episode_frame(frame)
-    table = paired_difference(ep, a="x", b="y", value="score", by=["task_type"], pool=())
+    table = paired_difference(ep, a="x", b="y", quantity="score", by=["task_type"], pool=())
     r = table.iloc[0]
     # x on (t1,1) averages 1 and 3 -> 2; pairs: t1 2 − 0 = 2, t2 5 − 1 = 4
-    assert len(table) == 1 and r["n_pairs"] == 2 and r["mean_diff"] == pytest.approx(3.0)
-    assert r["sd_diff"] == pytest.approx(math.sqrt(2.0))
+    assert len(table) == 1 and r["n_pairs"] == 2 and r["difference"] == pytest.approx(3.0)
+    assert r["sd_difference"] == pytest.approx(math.sqrt(2.0))
     # y has (t3,1) and (missing task, 1) with no x partner
     assert (r["n_units_a"], r["n_units_b"], r["n_unpaired_b"]) == (2, 4, 2)
 
@@ -92,7 +92,7 @@ def test_paired_recovers_known_difference_and_beats_unpaired():
     })
     ep = episode_frame(frame)
     r = paired_difference(ep, a="a", b="b", by=["task_type"], pool=()).iloc[0]
-    assert abs(r["mean_diff"] - true_diff) < 3 * r["se"]
+    assert abs(r["difference"] - true_diff) < 3 * r["se"]
     unpaired_se = math.sqrt(a.var(ddof=1) / n_units + b.var(ddof=1) / n_units)
     assert r["corr"] > 0.5 and r["se"] < 0.8 * unpaired_se
 
@@ -104,8 +104,8 @@ def test_identical_differences_give_no_interval():
         "seed": pd.array([1] * 6, dtype="Int64"), "success": [True] * 3 + [False] * 3,
     })
     r = paired_difference(episode_frame(frame), a="x", b="y", by=["task_type"], pool=()).iloc[0]
-    assert (r["n_pairs"], r["mean_diff"], r["se"]) == (3, 1.0, 0.0)
-    assert np.isnan(r["lo"]) and np.isnan(r["p_value"]) and np.isnan(r["lo_clustered"])
+    assert (r["n_pairs"], r["difference"], r["se"]) == (3, 1.0, 0.0)
+    assert np.isnan(r["difference_lo"]) and np.isnan(r["p_value"]) and np.isnan(r["difference_clustered_lo"])
 
 
 def test_clear_errors(episodes):

@@ -31,8 +31,8 @@ def test_hazard_known_first_failures():
     np.testing.assert_allclose(h["hazard"], [1 / 6, 2 / 5, 0, 1 / 3])
     np.testing.assert_allclose(h["survival"], [5 / 6, 5 / 6 * 3 / 5, 1 / 2, 1 / 2 * 2 / 3])
     lo, hi = wilson([1, 2, 0, 1], [6, 5, 3, 3])
-    np.testing.assert_allclose(h["lo"], lo)
-    np.testing.assert_allclose(h["hi"], hi)
+    np.testing.assert_allclose(h["hazard_lo"], lo)
+    np.testing.assert_allclose(h["hazard_hi"], hi)
 
 
 def test_hazard_fixture_censors_unknown_outcomes():
@@ -60,7 +60,7 @@ def test_hazard_recovers_constant_truth():
     se = math.sqrt(true_h * (1 - true_h) / h["n_at_risk"].sum())
     assert abs(pooled - true_h) < 3 * se
     early = h[h["step"] < 4]  # enough at risk: each step's interval should cover the truth
-    assert ((early["lo"] <= true_h) & (true_h <= early["hi"])).all()
+    assert ((early["hazard_lo"] <= true_h) & (true_h <= early["hazard_hi"])).all()
 
 
 def test_hazard_empty_input():

@@ -32,10 +32,10 @@ def test_default_grouping_counts_and_wilson(basic):
     assert len(table) == 3  # mA paused, mA wall, mB wall
     wall = row(table, model="mA", clock="wall")
     assert (wall["n"], wall["successes"], wall["success_rate"]) == (5, 3, 0.6)
-    assert (wall["lo"], wall["hi"]) == pytest.approx(wilson_by_hand(3, 5), abs=1e-12)
+    assert (wall["success_rate_lo"], wall["success_rate_hi"]) == pytest.approx(wilson_by_hand(3, 5), abs=1e-12)
     mb = row(table, model="mB")
     assert (mb["n"], mb["successes"]) == (5, 1)
-    assert (mb["lo"], mb["hi"]) == pytest.approx(wilson_by_hand(1, 5), abs=1e-12)
+    assert (mb["success_rate_lo"], mb["success_rate_hi"]) == pytest.approx(wilson_by_hand(1, 5), abs=1e-12)
 
 
 def test_clustered_se_on_task_by_hand(basic):
@@ -46,8 +46,8 @@ def test_clustered_se_on_task_by_hand(basic):
     se = math.sqrt(3 / 2 * (0.8**2 + 0.2**2 + 0.6**2)) / 5
     assert wall["cluster_by"] == "task" and wall["n_clusters"] == 3
     assert wall["se_clustered"] == pytest.approx(se, abs=1e-12)
-    assert wall["lo_clustered"] == pytest.approx(0.6 - Z95 * se, abs=1e-12)
-    assert wall["hi_clustered"] == 1.0  # 0.6 + 1.96·0.2498 > 1, clipped
+    assert wall["success_rate_clustered_lo"] == pytest.approx(0.6 - Z95 * se, abs=1e-12)
+    assert wall["success_rate_clustered_hi"] == 1.0  # 0.6 + 1.96·0.2498 > 1, clipped
     raw = row(success_rates(basic.episodes, small_sample=False), model="mA", clock="wall")
     assert raw["se_clustered"] == pytest.approx(math.sqrt(1.04) / 5, abs=1e-12)  # Miller's formula as printed
     mb = row(table, model="mB")
@@ -60,13 +60,13 @@ def test_jeffreys_method(basic):
     table = success_rates(basic.episodes, method="jeffreys")
     wall = row(table, model="mA", clock="wall")
     assert wall["method"] == "jeffreys"
-    assert wall["lo"] == pytest.approx(stats.beta.ppf(0.025, 3.5, 2.5))
-    assert wall["hi"] == pytest.approx(stats.beta.ppf(0.975, 3.5, 2.5))
+    assert wall["success_rate_lo"] == pytest.approx(stats.beta.ppf(0.025, 3.5, 2.5))
+    assert wall["success_rate_hi"] == pytest.approx(stats.beta.ppf(0.975, 3.5, 2.5))
     paused = row(table, model="mA", clock="paused")  # 3 of 3: upper bound 1 by the boundary rule
-    assert paused["hi"] == 1.0
+    assert paused["success_rate_hi"] == 1.0
     # all outcomes equal: clustered SE is 0 and its point "interval" is withheld
     assert paused["se_clustered"] == 0.0
-    assert np.isnan(paused["lo_clustered"]) and np.isnan(paused["hi_clustered"])
+    assert np.isnan(paused["success_rate_clustered_lo"]) and np.isnan(paused["success_rate_clustered_hi"])
 
 
 def test_cluster_fallback_to_seed_then_episode(basic):

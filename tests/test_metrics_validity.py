@@ -23,7 +23,7 @@ def test_outcome_shares_by_hand(table):
         assert (r["count"], r["n"], r["denominator"]) == (count, 10, "decisions")
         assert r["share"] == pytest.approx(count / 10)
         lo, hi = wilson(count, 10)
-        assert (r["lo"], r["hi"]) == pytest.approx((float(lo), float(hi)))
+        assert (r["share_lo"], r["share_hi"]) == pytest.approx((float(lo), float(hi)))
     shares = table[(table["model"] == "mA") & (table["clock"] == "wall") & (table["denominator"] == "decisions")]
     assert shares["share"].sum() == pytest.approx(1.0)
 
@@ -40,7 +40,7 @@ def test_correct_but_missed_by_hand(table):
 def test_group_without_decisions_has_nan_shares(table):
     mb = table[table["model"] == "mB"]
     assert len(mb) == 9 and (mb["n"] == 0).all() and (mb["count"] == 0).all()
-    assert mb["share"].isna().all() and mb["lo"].isna().all()
+    assert mb["share"].isna().all() and mb["share_lo"].isna().all()
 
 
 def test_rows_sorted_by_group_then_measure(table):

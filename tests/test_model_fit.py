@@ -44,7 +44,7 @@ def test_compare_and_draws():
     c = res.compare("p_timely", a="model-a", b="model-b")
     assert set(c["task_type"]) == {"high_frequency", "long_horizon"}
     hf = c.set_index("task_type").loc["high_frequency"]
-    assert hf["p_a_gt_b"] > 0.99 and hf["diff_lo"] > 0  # model-a is much faster
+    assert hf["p_a_gt_b"] > 0.99 and hf["difference_lo"] > 0  # model-a is much faster
     dr = res.draws("p_success")
     assert len(dr) == 6 * 600 and {"model", "task_type", "clock", "draw", "value"} <= set(dr.columns)
     sc = res.success_curve(lambdas=(0.5, 1, 2))

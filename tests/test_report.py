@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rtanalysis import cli, plots
+from rtanalysis import cli, metrics, plots
 from rtanalysis.report import report_blocks, report_tables
-from rtanalysis.report_template import to_html, to_markdown
+from rtanalysis.report.template import to_html, to_markdown
 from tests.report_fixtures import check_figure_files, fit_frames, simulated
 
 NAN = re.compile(r"\bnan\b", re.IGNORECASE)
@@ -70,19 +70,21 @@ def test_outputs_are_where_the_brief_puts_them(demo_report):
 def test_html_and_markdown_escape_log_text():
     sim, load = simulated("mixed")
     load = _renamed(load, "balanced", EVIL)
-    blocks = report_blocks(load, {}, None, {}, report_tables(load.episodes, {}), 0.95, 3, "abc123")
+    tabs = metrics.compute_all(load.episodes, load.steps)
+    blocks = report_blocks(load, tabs, {}, None, {}, report_tables(tabs, {}), 0.95, 3, "abc123")
     html = to_html(blocks, "t", Path("."))
     assert "<script>" not in html
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;&amp;co" in html
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;co" in html
     assert EVIL in to_markdown(blocks)
 
 
-def _blocks(preset: str, failed: bool):
+def _blocks(preset: str, failed: bool, ci_prob: float = 0.95):
     sim, load = simulated(preset)
     frames = fit_frames(sim, failed=failed)
-    tabs = report_tables(load.episodes, frames)
+    tabs = metrics.compute_all(load.episodes, load.steps, ci_prob=ci_prob)
     figure_paths = {name: f"figures/{name}.png" for name in plots.FIGURES}
-    return load, report_blocks(load, frames, None, figure_paths, tabs, 0.95, 3, "abc123")
+    return load, report_blocks(load, tabs, frames, None, figure_paths, report_tables(tabs, frames, ci_prob=ci_prob),
+                               ci_prob, 3, "abc123")
 
 
 def test_failed_diagnostics_are_warned_in_text_and_captions():
@@ -108,11 +110,21 @@ def test_sixty_model_report_names_every_model_without_nan():
     assert "Task type: high_frequency" in md
 
 
+def test_ci_prob_reaches_every_caption_and_table():
+    _, blocks = _blocks("mixed", failed=False, ci_prob=0.9)
+    captions = [b["caption"] for b in blocks if b["kind"] in ("figure", "table")]
+    with_interval = [c for c in captions if "interval" in c or "band" in c]
+    assert len(with_interval) >= 8
+    assert all("90%" in c for c in with_interval) and not any("95%" in c for c in captions)
+
+
 def test_headline_sentences_carry_observed_numbers():
     _, load = simulated("mixed")
-    from rtanalysis.report_content import headline_sentence, observed_headline
+    from rtanalysis.report.content import headline_sentence, observed_headline
 
-    head = observed_headline(load.episodes, "wall", 0.95)
+    by = ("model", "clock")
+    head = observed_headline(metrics.success_rates(load.episodes, by), metrics.observed_decomposition(load.episodes, by),
+                             "wall")
     row = head.iloc[0]
     wall = load.episodes[(load.episodes["clock"] == "wall") & (load.episodes["model"] == row["model"])]
     sentence = headline_sentence(row, "wall", posterior=False)
@@ -166,7 +178,7 @@ def test_report_from_a_real_fit(fitted_report):
 @pytest.mark.parametrize("half, verb", [(0.60, "raise success to 60%"), (0.30, "lower success to 30%"),
                                         (0.452, "leave success at 45%")])
 def test_counterfactual_sentence_says_which_way(half, verb):
-    from rtanalysis.report_content import headline_sentence
+    from rtanalysis.report.content import headline_sentence
 
     row = {"model": "m", "p_success": 0.449, "p_success_lo": 0.42, "p_success_hi": 0.49, "share_timing": float("nan"),
            "p_success_half_latency": half, "p_success_half_latency_lo": half - 0.03,
@@ -177,7 +189,7 @@ def test_counterfactual_sentence_says_which_way(half, verb):
 
 @pytest.mark.slow
 def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report):
-    from rtanalysis.report_content import pooled_posterior
+    from rtanalysis.report.content import pooled_posterior
 
     _, fit, _ = fitted_report
     dec = fit.decomposition()
@@ -188,3 +200,31 @@ def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report
     assert pooled["p_success"].to_numpy() == pytest.approx(expected.reindex(pooled.index).to_numpy(), abs=1e-9)
     assert (pooled["p_success_lo"] < pooled["p_success"]).all() and (pooled["p_success"] < pooled["p_success_hi"]).all()
     assert pooled["share_timing"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_path):
+    from rtanalysis.model import FitResult
+    from rtanalysis.report import load_or_fit
+
+    load, fit, _ = fitted_report
+    fit.to_dir(tmp_path)
+    back = FitResult.from_dir(tmp_path, load)
+    pd.testing.assert_frame_equal(back.decomposition(), fit.decomposition())
+    assert back.diagnostics["ok"] == fit.diagnostics["ok"] and back.seed == fit.seed
+    again = load_or_fit(load, tmp_path, draws=fit.draws_n, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
+    pd.testing.assert_frame_equal(again.decomposition(), fit.decomposition())
+    other = dataclasses.replace(load, episodes=load.episodes.iloc[1:].reset_index(drop=True))
+    with pytest.raises(ValueError, match="other data"):
+        FitResult.from_dir(tmp_path, other)
+
+
+def test_sixty_paused_models_without_windows_get_a_report():
+    # issue 11's shape (figures: tests/test_plots.py): the document must not need a timed clock
+    from tests.report_fixtures import paused_leaderboard
+
+    load = paused_leaderboard()
+    tabs = metrics.compute_all(load.episodes, load.steps)
+    md = to_markdown(report_blocks(load, tabs, {}, None, {}, report_tables(tabs, {}), 0.95, 0, "abc123"))
+    assert "No episode ran under a timed clock" in md and not NAN.search(md)
+    assert all(model in md for model in load.episodes["model"].unique())

@@ -84,9 +84,14 @@ def test_counterfactual_table_is_wide_by_lambda():
     assert wide.loc[0, "lambda_0.5"] == pytest.approx(one["p_success"].iloc[0])
 
 
-def test_success_table_counts_match_episodes():
+def test_success_table_is_the_metrics_rows():
+    from rtanalysis.metrics import success_rates
+
     _, load = simulated("mixed")
-    t = tables.success_table(load.episodes)
+    success = success_rates(load.episodes, ci_prob=0.9)
+    t = tables.success_table(success)
     ep = load.episodes
-    assert t["n_episodes"].sum() == len(ep) and t["n_success"].sum() == ep["success"].sum()
-    assert ((t["success_lo"] <= t["success"]) & (t["success"] <= t["success_hi"])).all()
+    assert t["n"].sum() == len(ep) and t["successes"].sum() == ep["success"].sum()
+    merged = t.merge(success, on=["model", "task_type", "clock"], suffixes=("", "_m"))
+    assert len(merged) == len(success)
+    np.testing.assert_array_equal(merged["success_rate_lo"], merged["success_rate_lo_m"])

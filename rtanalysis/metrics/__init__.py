@@ -14,30 +14,34 @@ import pandas as pd
 
 from ._groups import DEFAULT_BY
 from .decomposition import observed_decomposition
-from .intervals import PROPORTION_INTERVALS, beta_posterior, clustered_se, jeffreys, proportion_interval, wilson
-from .latency import latency_ecdf, latency_summary, relative_latency
+from .intervals import (DEFAULT_CI_PROB, PROPORTION_INTERVALS, beta_posterior, clopper_pearson, clustered_se, jeffreys,
+                        proportion_interval, wilson)
+from .latency import (episode_relative_latency, floored_log_latency, latency_ecdf, latency_summary, positive_latency,
+                      relative_latency, success_by_latency)
 from .paired import paired_difference
 from .power import episodes_needed, min_detectable_difference, n_needed_exact, power_difference
 from .stability import failure_hazard, fallback_summary, score_variance
 from .success import success_rates
 from .validity import decision_validity
 
-#: key -> function(episodes, steps, by) for :func:`compute_all`; keys are the stable table names
-METRICS: dict[str, Callable[[pd.DataFrame, pd.DataFrame, object], pd.DataFrame]] = {
-    "success": lambda ep, st, by: success_rates(ep, by),
-    "latency": latency_summary,
-    "latency_ecdf": latency_ecdf,
-    "validity": decision_validity,
-    "hazard": failure_hazard,
-    "fallback": fallback_summary,
-    "score_variance": lambda ep, st, by: score_variance(ep, by),
-    "observed_decomposition": lambda ep, st, by: observed_decomposition(ep, by),
+#: key -> function(episodes, steps, by, ci_prob) for :func:`compute_all`; keys are the stable table names
+METRICS: dict[str, Callable[[pd.DataFrame, pd.DataFrame, object, float], pd.DataFrame]] = {
+    "success": lambda ep, st, by, ci_prob: success_rates(ep, by, ci_prob=ci_prob),
+    "latency": lambda ep, st, by, ci_prob: latency_summary(ep, st, by),
+    "latency_ecdf": lambda ep, st, by, ci_prob: latency_ecdf(ep, st, by),
+    "success_by_latency": lambda ep, st, by, ci_prob: success_by_latency(ep, st, by, ci_prob=ci_prob),
+    "validity": lambda ep, st, by, ci_prob: decision_validity(ep, st, by, ci_prob=ci_prob),
+    "hazard": lambda ep, st, by, ci_prob: failure_hazard(ep, st, by, ci_prob=ci_prob),
+    "fallback": lambda ep, st, by, ci_prob: fallback_summary(ep, st, by, ci_prob=ci_prob),
+    "score_variance": lambda ep, st, by, ci_prob: score_variance(ep, by),
+    "observed_decomposition": lambda ep, st, by, ci_prob: observed_decomposition(ep, by, ci_prob=ci_prob),
 }
 
 
-def compute_all(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> dict[str, pd.DataFrame]:
-    """Every table of :data:`METRICS` with default options, keyed by its stable name."""
-    return {key: fn(episodes, steps, by) for key, fn in METRICS.items()}
+def compute_all(episodes: pd.DataFrame, steps: pd.DataFrame, by=None,
+                ci_prob: float = DEFAULT_CI_PROB) -> dict[str, pd.DataFrame]:
+    """Every table of :data:`METRICS`, intervals at probability ``ci_prob``, keyed by its stable name."""
+    return {key: fn(episodes, steps, by, ci_prob) for key, fn in METRICS.items()}
 
 
 def write_metrics(tables: dict[str, pd.DataFrame], out_dir) -> list[Path]:
@@ -53,9 +57,10 @@ def write_metrics(tables: dict[str, pd.DataFrame], out_dir) -> list[Path]:
 
 
 __all__ = [
-    "DEFAULT_BY", "METRICS", "PROPORTION_INTERVALS", "beta_posterior", "clustered_se", "compute_all",
-    "decision_validity", "episodes_needed", "failure_hazard", "fallback_summary", "jeffreys", "latency_ecdf",
-    "latency_summary", "min_detectable_difference", "n_needed_exact", "observed_decomposition",
-    "paired_difference", "power_difference", "proportion_interval", "relative_latency", "score_variance",
-    "success_rates", "wilson", "write_metrics",
+    "DEFAULT_BY", "DEFAULT_CI_PROB", "METRICS", "PROPORTION_INTERVALS", "beta_posterior", "clopper_pearson",
+    "clustered_se", "compute_all", "decision_validity", "episode_relative_latency", "episodes_needed",
+    "failure_hazard", "fallback_summary", "floored_log_latency", "jeffreys", "latency_ecdf", "latency_summary",
+    "min_detectable_difference", "n_needed_exact", "observed_decomposition", "paired_difference",
+    "positive_latency", "power_difference", "proportion_interval", "relative_latency", "score_variance",
+    "success_by_latency", "success_rates", "wilson", "write_metrics",
 ]

@@ -1,79 +1,87 @@
 """Interval estimators for a proportion and the cluster-robust standard error of a mean.
 
-All functions are vectorised over groups and return NaN (never 0) where a quantity is undefined:
-a proportion of ``n = 0`` trials, a clustered SE from fewer than two clusters.
+Proportion intervals come from statsmodels' ``proportion_confint``; this module only adds what it
+does not do: NaN (never 0) for ``n = 0``, the Brown–Cai–DasGupta boundary rule of the Jeffreys
+interval, and a clustered SE within many groups at once (statsmodels' cluster-robust covariance
+needs one OLS fit per group). ``ci_prob`` is the interval's probability (ArviZ 1's name).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import warnings
 
 import numpy as np
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from ._groups import safe_div
 
-
-def z_value(conf: float) -> float:
-    """Two-sided normal critical value for confidence level ``conf`` (1.959964 at 0.95)."""
-    if not 0 < conf < 1:
-        raise ValueError(f"conf must be in (0, 1), got {conf}")
-    return float(stats.norm.ppf(0.5 + conf / 2))
+DEFAULT_CI_PROB = 0.95
 
 
-def wilson(k, n, conf: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for ``k`` successes in ``n`` trials.
+def check_ci_prob(ci_prob: float) -> float:
+    if not 0 < ci_prob < 1:
+        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
+    return float(ci_prob)
 
-    centre = (k + z²/2) / (n + z²), half-width = z / (n + z²) · sqrt(k(n − k)/n + z²/4).
-    """
+
+def z_value(ci_prob: float) -> float:
+    """Two-sided normal critical value for interval probability ``ci_prob`` (1.959964 at 0.95)."""
+    return float(stats.norm.ppf(0.5 + check_ci_prob(ci_prob) / 2))
+
+
+def _statsmodels(k, n, ci_prob: float, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """``proportion_confint`` vectorised, NaN where ``n = 0``."""
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
-    z = z_value(conf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        centre = (k + z * z / 2) / (n + z * z)
-        half = z / (n + z * z) * np.sqrt(k * (n - k) / n + z * z / 4)
-    lo = np.where(n > 0, np.clip(centre - half, 0, 1), np.nan)
-    hi = np.where(n > 0, np.clip(centre + half, 0, 1), np.nan)
-    return lo, hi
-
-
-def beta_posterior(k, n, conf: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Central interval of the Jeffreys posterior Beta(k + ½, n − k + ½) (statsmodels' "jeffreys")."""
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    a = (1 - conf) / 2
     ok = n > 0
-    kk, nn = np.where(ok, k, 0.0), np.where(ok, n, 1.0)
-    lo = stats.beta.ppf(a, kk + 0.5, nn - kk + 0.5)
-    hi = stats.beta.ppf(1 - a, kk + 0.5, nn - kk + 0.5)
-    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = proportion_confint(np.where(ok, k, 0.0), np.where(ok, n, 1.0), alpha=1 - check_ci_prob(ci_prob),
+                                    method=method)
+    return np.where(ok, np.asarray(lo, dtype=float), np.nan), np.where(ok, np.asarray(hi, dtype=float), np.nan)
 
 
-def jeffreys(k, n, conf: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Jeffreys interval with the Brown–Cai–DasGupta (2001) boundary rule: lo = 0 at k = 0, hi = 1 at k = n."""
+def wilson(k, n, ci_prob: float = DEFAULT_CI_PROB) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval for ``k`` successes in ``n`` trials (statsmodels ``method="wilson"``)."""
+    return _statsmodels(k, n, ci_prob, "wilson")
+
+
+def beta_posterior(k, n, ci_prob: float = DEFAULT_CI_PROB) -> tuple[np.ndarray, np.ndarray]:
+    """Central interval of the Jeffreys posterior Beta(k + ½, n − k + ½) (statsmodels ``"jeffreys"``)."""
+    return _statsmodels(k, n, ci_prob, "jeffreys")
+
+
+def jeffreys(k, n, ci_prob: float = DEFAULT_CI_PROB) -> tuple[np.ndarray, np.ndarray]:
+    """Jeffreys interval with the Brown–Cai–DasGupta (2001) boundary rule: lo = 0 at k = 0, hi = 1 at k = n
+    (statsmodels leaves the central interval at the boundaries; this rule is the published one)."""
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
-    lo, hi = beta_posterior(k, n, conf)
-    lo = np.where((n > 0) & (k == 0), 0.0, lo)
-    hi = np.where((n > 0) & (k == n), 1.0, hi)
-    return lo, hi
+    lo, hi = beta_posterior(k, n, ci_prob)
+    return np.where((n > 0) & (k == 0), 0.0, lo), np.where((n > 0) & (k == n), 1.0, hi)
 
 
-#: ``method=`` of a proportion interval -> function(k, n, conf) -> (lo, hi)
-PROPORTION_INTERVALS: dict[str, Callable] = {
+def clopper_pearson(k, n, ci_prob: float = DEFAULT_CI_PROB) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Clopper–Pearson) interval (statsmodels ``method="beta"``)."""
+    return _statsmodels(k, n, ci_prob, "beta")
+
+
+#: ``method=`` of a proportion interval -> function(k, n, ci_prob) -> (lo, hi)
+PROPORTION_INTERVALS = {
     "wilson": wilson,
     "jeffreys": jeffreys,
     "beta_posterior": beta_posterior,
+    "clopper_pearson": clopper_pearson,
 }
 
 
-def proportion_interval(k, n, conf: float = 0.95, method: str = "wilson") -> tuple[np.ndarray, np.ndarray]:
+def proportion_interval(k, n, ci_prob: float = DEFAULT_CI_PROB, method: str = "wilson") -> tuple[np.ndarray, np.ndarray]:
     """Interval for ``k`` of ``n`` by ``method`` (one of :data:`PROPORTION_INTERVALS`)."""
     try:
         fn = PROPORTION_INTERVALS[method]
     except KeyError:
         raise ValueError(f"method: unknown interval {method!r}; choose one of {sorted(PROPORTION_INTERVALS)}") from None
-    return fn(k, n, conf)
+    return fn(k, n, ci_prob)
 
 
 def clustered_se(x, group, cluster, n_groups: int, small_sample: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -83,6 +91,7 @@ def clustered_se(x, group, cluster, n_groups: int, small_sample: bool = True) ->
     SE = sqrt( Σ_c (Σ_{i∈c} (x_i − x̄))² ) / n, times sqrt(G / (G − 1)) when ``small_sample``
     (the CR1 factor statsmodels applies for an intercept-only OLS: G/(G−1)·(n−1)/(n−k) with k = 1).
     ``group`` and ``cluster`` are integer codes per item; a cluster is only counted within its group.
+    Kept here because it runs for every group in one pass (statsmodels fits one OLS per group).
     With every item its own cluster this is the usual s/√n. Fewer than two clusters: NaN.
     """
     x = np.asarray(x, dtype=float)
@@ -91,11 +100,10 @@ def clustered_se(x, group, cluster, n_groups: int, small_sample: bool = True) ->
     n = np.bincount(group, minlength=n_groups)[:n_groups].astype(float)
     mean = safe_div(np.bincount(group, weights=x, minlength=n_groups)[:n_groups], n)
     resid = x - mean[group] if len(x) else x
-    # one code per (group, cluster) pair
-    pair = group * (cluster.max() + 1 if len(cluster) else 1) + cluster
-    codes, inverse = np.unique(pair, return_inverse=True)
+    width = cluster.max() + 1 if len(cluster) else 1
+    codes, inverse = np.unique(group * width + cluster, return_inverse=True)  # one code per (group, cluster)
     cluster_sum = np.bincount(inverse, weights=resid, minlength=len(codes))
-    cluster_group = codes // (cluster.max() + 1 if len(cluster) else 1)
+    cluster_group = codes // width
     meat = np.bincount(cluster_group, weights=cluster_sum**2, minlength=n_groups)[:n_groups]
     g = np.bincount(cluster_group, minlength=n_groups)[:n_groups].astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):

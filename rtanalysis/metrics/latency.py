@@ -1,8 +1,14 @@
-"""Decision latency per group: summary quantiles and ECDF points for plotting.
+"""Decision latency per group: summary quantiles, ECDF points, and success by relative latency.
 
 Only decisions that acted have a latency. ``time_unit`` is always part of the grouping, so
-seconds and tokens are never pooled. Relative latency is ``latency / window_close`` (1 = acted
-exactly at the window's close), defined only where the decision has a window with close > 0.
+seconds and tokens are never pooled. The two latency definitions every stage shares live here:
+
+- relative latency (:func:`relative_latency`) = ``latency / window_close`` (1 = acted exactly at
+  the window's close), defined only where the decision has a window with close > 0;
+- zero latencies (:func:`floored_log_latency`): a logged latency of 0 has no logarithm, so the
+  model floors it at half the smallest positive latency of its time unit; checks that compare
+  log-latency quantiles drop them instead (:func:`positive_latency`).
+
 Quantiles use numpy's default (linear interpolation, Hyndman–Fan type 7).
 """
 
@@ -12,8 +18,11 @@ import numpy as np
 import pandas as pd
 
 from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
+from .intervals import DEFAULT_CI_PROB, proportion_interval
 
-QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
+QUANTILES = {"p25": 0.25, "p50": 0.5, "p75": 0.75, "p90": 0.9, "p99": 0.99}
+#: relative-latency bin edges of :func:`success_by_latency` (1 = the window's close)
+RELATIVE_LATENCY_EDGES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0, np.inf)
 
 
 def relative_latency(steps: pd.DataFrame) -> np.ndarray:
@@ -21,6 +30,26 @@ def relative_latency(steps: pd.DataFrame) -> np.ndarray:
     lat = steps["latency"].to_numpy(dtype=float)
     close = steps["window_close"].to_numpy(dtype=float)
     return safe_div(lat, np.where(np.isnan(close), 0.0, close))
+
+
+def positive_latency(latency) -> np.ndarray:
+    """Mask of latencies that have a logarithm (acted and > 0): what log-latency checks compare."""
+    lat = np.asarray(latency, dtype=float)
+    return ~np.isnan(lat) & (lat > 0)
+
+
+def floored_log_latency(latency, unit) -> np.ndarray:
+    """log latency with zeros floored at half the smallest positive latency of their ``unit`` code
+    (1e-3 when a unit has none); NaN where no action was taken."""
+    lat = np.asarray(latency, dtype=float)
+    unit = np.asarray(unit)
+    out = np.full(lat.shape, np.nan)
+    acted = ~np.isnan(lat)
+    for u in np.unique(unit[acted]):
+        sel = acted & (unit == u)
+        pos = lat[sel][lat[sel] > 0]
+        out[sel] = np.log(np.maximum(lat[sel], pos.min() / 2 if len(pos) else 1e-3))
+    return out
 
 
 def _quantiles(values: np.ndarray, gid: np.ndarray, n_groups: int, prefix: str) -> dict[str, np.ndarray]:
@@ -33,25 +62,35 @@ def _quantiles(values: np.ndarray, gid: np.ndarray, n_groups: int, prefix: str) 
     return out
 
 
+def _group_median(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
+    out = np.full(n_groups, np.nan)
+    keep = ~np.isnan(values)
+    if keep.any():
+        med = pd.Series(values[keep]).groupby(gid[keep]).median()
+        out[med.index.to_numpy()] = med.to_numpy()
+    return out
+
+
 def _latency_by_group(episodes: pd.DataFrame, steps: pd.DataFrame, by):
-    """Groups (``by`` + ``time_unit``), each decision's group id, latency, relative latency, acted mask."""
+    """Groups (``by`` + ``time_unit``), the steps, each decision's group id, latency, relative latency, acted."""
     steps = steps_of(steps, episodes)
     groups = make_groups(episodes, resolve_by(by, episodes, extra=("time_unit",)))
     lat = steps["latency"].to_numpy(dtype=float)
-    return groups, groups.step_gid(steps, episodes), lat, relative_latency(steps), ~np.isnan(lat)
+    return groups, steps, groups.step_gid(steps, episodes), lat, relative_latency(steps), ~np.isnan(lat)
 
 
 def latency_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.DataFrame:
     """Latency distribution per group (``by`` + ``time_unit``).
 
     Columns: keys, ``n_decisions`` (all), ``n_acted`` (with a latency), ``mean``, ``sd``
-    (ddof = 1), ``p50``, ``p90``, ``p99``, ``max``, then ``n_windowed`` (acted with a window) and
-    ``rel_p50``/``rel_p90``/``rel_p99`` of relative latency. NaN where no decision acted.
+    (ddof = 1), ``p25``, ``p50``, ``p75``, ``p90``, ``p99``, ``max``, ``n_windowed`` (acted with a
+    window), ``rel_p25`` … ``rel_p99`` of relative latency, and ``window_open_p50`` /
+    ``window_close_p50`` (median window bounds over the group's decisions that have a window).
+    NaN where no decision acted.
     """
-    groups, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
+    groups, steps, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
     n_acted = group_counts(gid, groups.n, acted)
-    s1 = group_counts(gid, groups.n, np.where(acted, lat, 0.0))
-    mean = safe_div(s1, n_acted)
+    mean = safe_div(group_counts(gid, groups.n, np.where(acted, lat, 0.0)), n_acted)
     dev2 = np.where(acted, (lat - mean[gid]) ** 2, 0.0) if len(lat) else lat
     var = safe_div(group_counts(gid, groups.n, dev2), n_acted - 1)
     mx = np.full(groups.n, np.nan)
@@ -66,6 +105,8 @@ def latency_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.
         "max": mx,
         "n_windowed": group_counts(gid, groups.n, ~np.isnan(rel)).astype(np.int64),
         **_quantiles(rel, gid, groups.n, "rel_"),
+        "window_open_p50": _group_median(steps["window_open"].to_numpy(dtype=float), gid, groups.n),
+        "window_close_p50": _group_median(steps["window_close"].to_numpy(dtype=float), gid, groups.n),
     })
 
 
@@ -76,7 +117,7 @@ def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.Dat
     one (ties share the top value), ``latency_rel`` and ``ecdf_rel`` (the same over decisions
     with a relative latency; NaN elsewhere). Rows sorted by group then latency.
     """
-    groups, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
+    groups, _, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
     gid, lat, rel = gid[acted], lat[acted], rel[acted]
     order = np.lexsort((lat, gid))
     gid, lat, rel = gid[order], lat[order], rel[order]
@@ -93,4 +134,42 @@ def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.Dat
     })
 
 
-__all__ = ["latency_summary", "latency_ecdf", "relative_latency"]
+def episode_relative_latency(episodes: pd.DataFrame, steps: pd.DataFrame) -> np.ndarray:
+    """Per episode, the median relative latency of its decisions (NaN when none has one)."""
+    from ._groups import episode_row
+
+    steps = steps_of(steps, episodes)
+    out = np.full(len(episodes), np.nan)
+    if len(steps):
+        out = _group_median(relative_latency(steps), episode_row(steps, episodes), len(episodes))
+    return out
+
+
+def success_by_latency(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, edges=RELATIVE_LATENCY_EDGES,
+                       ci_prob: float = DEFAULT_CI_PROB, method: str = "wilson") -> pd.DataFrame:
+    """Observed success per group and bin of the episode's median relative latency.
+
+    Episodes without a relative latency (no window, or no action) are left out. One row per
+    group × non-empty bin. Columns: keys, ``bin`` (``[lo, hi)`` as text), ``relative_latency``
+    (median of the episodes in the bin), ``n``, ``successes``, ``success_rate``,
+    ``success_rate_lo``/``_hi`` (``method`` interval with probability ``ci_prob``).
+    """
+    cols = resolve_by(by, episodes)
+    ep = episodes[cols + ["success"]].assign(relative_latency=episode_relative_latency(episodes, steps))
+    ep = ep[ep["relative_latency"].notna()]
+    out_cols = cols + ["bin", "relative_latency", "n", "successes", "success_rate", "success_rate_lo",
+                       "success_rate_hi"]
+    if ep.empty:
+        return pd.DataFrame(columns=out_cols)
+    ep["bin"] = pd.cut(ep["relative_latency"], bins=list(edges), right=False).astype(str)
+    g = ep.groupby(cols + ["bin"], sort=True, dropna=False, observed=True)
+    out = g.agg(relative_latency=("relative_latency", "median"), n=("success", "size"),
+                successes=("success", "sum")).reset_index()
+    out["successes"] = out["successes"].astype(np.int64)
+    out["success_rate"] = safe_div(out["successes"], out["n"])
+    out["success_rate_lo"], out["success_rate_hi"] = proportion_interval(out["successes"], out["n"], ci_prob, method)
+    return out.sort_values(cols + ["relative_latency"]).reset_index(drop=True)[out_cols]
+
+
+__all__ = ["latency_summary", "latency_ecdf", "relative_latency", "positive_latency", "floored_log_latency",
+           "episode_relative_latency", "success_by_latency"]

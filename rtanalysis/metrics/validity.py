@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..schema import OUTCOMES
 from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
-from .intervals import proportion_interval
+from .intervals import DEFAULT_CI_PROB, proportion_interval
 
 #: measure -> (outcomes counted, denominator) for content-correct decisions of known timing
 CORRECT_MEASURES = {
@@ -29,12 +29,12 @@ CORRECT_MEASURES = {
 DENOMINATORS = {"outcome": "decisions", "correct": "content-correct decisions with known timing"}
 
 
-def decision_validity(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, conf: float = 0.95,
+def decision_validity(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, ci_prob: float = DEFAULT_CI_PROB,
                       method: str = "wilson") -> pd.DataFrame:
     """Shares of decision outcomes per group (see module doc). NaN share where the denominator is 0.
 
-    Columns: keys, ``measure``, ``count``, ``n`` (denominator size), ``share``, ``lo``, ``hi``
-    (``method`` interval at ``conf``), ``denominator`` (what ``n`` counts).
+    Columns: keys, ``measure``, ``count``, ``n`` (denominator size), ``share``, ``share_lo``,
+    ``share_hi`` (``method`` interval with probability ``ci_prob``), ``denominator`` (what ``n`` counts).
     """
     steps = steps_of(steps, episodes)
     cols = resolve_by(by, episodes)
@@ -56,14 +56,14 @@ def decision_validity(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, conf
     gids = np.tile(np.arange(groups.n), len(parts))
     count = np.concatenate([p[1] for p in parts]).astype(np.int64)
     n = np.concatenate([p[2] for p in parts]).astype(np.int64)
-    lo, hi = proportion_interval(count, n, conf, method)
+    lo, hi = proportion_interval(count, n, ci_prob, method)
     order = np.lexsort((np.repeat(np.arange(len(parts)), groups.n), gids))
     return groups.repeat(gids[order], {
         "measure": np.repeat([p[0] for p in parts], groups.n)[order],
         "count": count[order],
         "n": n[order],
         "share": safe_div(count, n)[order],
-        "lo": lo[order],
-        "hi": hi[order],
+        "share_lo": lo[order],
+        "share_hi": hi[order],
         "denominator": np.repeat([p[3] for p in parts], groups.n)[order],
     })

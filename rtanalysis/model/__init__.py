@@ -3,6 +3,6 @@
 See ``docs/model.md`` for the model, its priors and the recovery study.
 """
 
-from .fit import FitResult, fit
+from .fit import DEFAULT_CHAINS, DEFAULT_DRAWS, FitResult, fit
 
-__all__ = ["fit", "FitResult"]
+__all__ = ["DEFAULT_CHAINS", "DEFAULT_DRAWS", "FitResult", "fit"]

@@ -26,6 +26,9 @@ DECOMPOSITION_COLUMNS = [
 ]
 COUNTERFACTUAL_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success", "p_success_lo",
                           "p_success_hi"]
+#: fit()'s default sampling: enough for the diagnostics gate on the example data
+DEFAULT_DRAWS = 1000
+DEFAULT_CHAINS = 4
 
 
 def _as_frames(data):
@@ -55,7 +58,7 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def fit(data, draws: int = 1000, chains: int = 4, seed: int = 0, interval: float = 0.95,
+def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, interval: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | None = None,
         sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
@@ -204,28 +207,28 @@ class FitResult:
         return out
 
     def compare(self, quantity: str = "p_success", a: str | None = None, b: str | None = None,
-                by: str = "model", interval: float | None = None) -> pd.DataFrame:
-        """Posterior of ``quantity[a] − quantity[b]`` where ``by`` (``model`` or ``clock``) equals a
-        and b, matched on the other keys; columns: the keys, a, b, diff, diff_lo, diff_hi, p_a_gt_b."""
-        if by not in ("model", "clock", "task_type"):
-            raise ValueError(f"by must be 'model', 'clock' or 'task_type', got {by!r}")
-        interval = self.interval if interval is None else interval
+                over: str = "model", ci_prob: float | None = None) -> pd.DataFrame:
+        """Posterior of ``quantity[a] − quantity[b]`` where ``over`` (``model``, ``clock`` or
+        ``task_type``) equals a and b, matched on the other keys (the argument names of
+        ``metrics.paired_difference``); columns: the keys, a, b, quantity, difference,
+        difference_lo, difference_hi, p_a_gt_b."""
+        if over not in ("model", "clock", "task_type"):
+            raise ValueError(f"over must be 'model', 'clock' or 'task_type', got {over!r}")
+        ci_prob = self.interval if ci_prob is None else ci_prob
         x = self._draws()[quantity]
         rows = self._rows()
-        keys = [k for k in ("model", "task_type", "clock") if k != by]
-        ia = rows.index[rows[by] == a]
-        ib = rows.index[rows[by] == b]
+        keys = [k for k in ("model", "task_type", "clock") if k != over]
+        ia = rows.index[rows[over] == a]
+        ib = rows.index[rows[over] == b]
         if not len(ia) or not len(ib):
-            raise ValueError(f"no rows with {by} = {a!r} and {b!r}; have {sorted(rows[by].unique())}")
-        ma = rows.loc[ia, keys].assign(ia=ia)
-        mb = rows.loc[ib, keys].assign(ib=ib)
-        m = ma.merge(mb, on=keys)
-        al = (1 - interval) / 2
+            raise ValueError(f"no rows with {over} = {a!r} and {b!r}; have {sorted(rows[over].unique())}")
+        m = rows.loc[ia, keys].assign(ia=ia).merge(rows.loc[ib, keys].assign(ib=ib), on=keys)
+        al = (1 - ci_prob) / 2
         diff = x[m["ia"].to_numpy()] - x[m["ib"].to_numpy()]
         out = m[keys].copy()
         out["a"], out["b"], out["quantity"] = a, b, quantity
-        out["diff"] = diff.mean(axis=1)
-        out["diff_lo"], out["diff_hi"] = np.quantile(diff, [al, 1 - al], axis=1)
+        out["difference"] = diff.mean(axis=1)
+        out["difference_lo"], out["difference_hi"] = np.quantile(diff, [al, 1 - al], axis=1)
         out["p_a_gt_b"] = (diff > 0).mean(axis=1)
         return out.reset_index(drop=True)
 
@@ -252,12 +255,14 @@ class FitResult:
             parts.append(s[timed])
         return pd.concat(parts, ignore_index=True)
 
-    def ppc(self, seed: int | None = None) -> pd.DataFrame:
+    def ppc(self, seed: int | None = None, interval: float | None = None) -> pd.DataFrame:
         """Posterior predictive check (tidy): per row, observed vs predicted success rate, and per
-        latency cell, observed vs predicted log-latency quantiles (p10/p50/p90)."""
+        latency cell, observed vs predicted log-latency quantiles (p10/p50/p90); predictive
+        intervals at ``interval`` (default the fit's)."""
         from .checks import predictive_check
 
-        return predictive_check(self, self._params, self.seed if seed is None else seed, "posterior")
+        return predictive_check(self, self._params, self.seed if seed is None else seed, "posterior",
+                                self.interval if interval is None else interval)
 
     def prior_predictive(self, draws: int = 500, seed: int | None = None) -> pd.DataFrame:
         """Same table as :meth:`ppc`, from draws of the prior."""
@@ -298,6 +303,37 @@ class FitResult:
         except ImportError as e:  # h5netcdf writes through h5py; without it say so, keep the tables
             warnings.warn(f"posterior.nc not written: {e} (install h5py)", RuntimeWarning, stacklevel=2)
         return out
+
+    @classmethod
+    def from_dir(cls, path, data) -> "FitResult":
+        """The fit :meth:`to_dir` wrote into ``path`` (``posterior.nc`` and ``diagnostics.json``; no
+        pickle is ever read), for ``data`` (a LoadResult, frames or paths) whose data hash must be
+        the one the fit recorded. The model data are aggregated again from ``data`` (deterministic)."""
+        import xarray as xr
+
+        from .build import MAIN_PARAMS
+        from .diagnostics import diagnose
+
+        path = Path(path)
+        info = json.loads((path / "diagnostics.json").read_text())
+        episodes, steps = _as_frames(data)
+        digest = data_hash(episodes, steps)
+        if digest != info.get("data_hash"):
+            raise ValueError(f"{path}: the fit was made from other data (data hash {str(info.get('data_hash'))[:12]}, "
+                             f"this data {digest[:12]})")
+        idata = xr.open_datatree(path / "posterior.nc", engine="h5netcdf").load()
+        _, table = diagnose(idata, [v for v in MAIN_PARAMS if v in idata["posterior"]])
+        diag = {k: v for k, v in info.items() if k not in _RUN_KEYS}
+        loo = pd.DataFrame(info["latency_loo"]) if "latency_loo" in info else None
+        return cls(posterior=idata, data=aggregate(episodes, steps), diagnostics=diag, seed=info["seed"],
+                   interval=info["interval"], data_hash=digest, latency_family=info["latency_family"],
+                   draws_n=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
+                   _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
+
+
+#: keys of diagnostics.json that describe the run rather than the diagnostics
+_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "interval", "rtanalysis_version",
+             "data_hash", "data", "latency_loo")
 
 
 def _jsonable(x):

@@ -1,7 +1,7 @@
 """Paper figures from the tidy tables and the fitted model; one module per figure family.
 
 Every ``plot_*`` function returns a matplotlib Figure sized for one (``width="single"``, 3.5 in) or
-two (``"double"``, 7 in) paper columns; :func:`save_figure` writes it as PDF (Type 42 fonts) and
+two (``"double"``, 7 in) paper columns; :func:`write_figure` writes it as PDF (Type 42 fonts) and
 300-dpi PNG. :func:`build_figures` makes the whole set for a report.
 """
 
@@ -12,9 +12,9 @@ import numpy as np
 from .decomposition import (clock_contrast, decomposition_shares, plot_failure_decomposition, plot_forest,
                             plot_paused_vs_wall)
 from .diagnostics import plot_ppc, plot_rank_trace
-from .latency import plot_counterfactuals, plot_latency_ecdf, plot_success_vs_latency
-from .stability import plot_trajectory_stability
-from .style import MANY_MODELS, apply_style, mark_diagnostics, model_palette, save_figure
+from .latency import plot_counterfactuals, plot_latency_ecdf, plot_success_vs_latency, timed_or_all
+from .stability import hazard_points, plot_trajectory_stability
+from .style import MANY_MODELS, apply_style, mark_diagnostics, model_palette, write_figure
 
 #: figure name -> (needs a fitted model, one-line description); the report's order
 FIGURES = {
@@ -28,62 +28,87 @@ FIGURES = {
     "ppc": (True, "posterior predictive check"),
     "rank_trace": (True, "rank and trace plots"),
 }
-
+#: the FitResult frame each model figure needs
+FIT_FRAME = {"counterfactuals": "counterfactuals", "forest": "decomposition", "ppc": "ppc", "rank_trace": "posterior"}
 
 #: the λ grid of the counterfactual curves: log-spaced, fine enough to draw a curve
 CURVE_LAMBDAS = tuple(float(x) for x in np.round(2.0 ** np.linspace(-2, 2, 17), 4))
 
 
-def fit_outputs(fit) -> dict:
-    """The frames a fit result offers the figures (methods absent on the result are skipped)."""
+def fit_outputs(fit, ci_prob: float | None = None) -> dict:
+    """The frames a fit result offers the figures, with intervals at ``ci_prob`` (default: the fit's)."""
     if fit is None:
         return {}
-    out = {"diagnostics": dict(getattr(fit, "diagnostics", None) or {})}
-    for name in ("decomposition", "counterfactuals", "success_curve", "ppc"):
-        method = getattr(fit, name, None)
-        kwargs = {"lambdas": CURVE_LAMBDAS, "as_models": False} if name == "counterfactuals" else {}
-        try:
-            out[name] = method(**kwargs) if callable(method) else None
-        except (ModuleNotFoundError, NotImplementedError):  # a part of the model stage not installed
-            out[name] = None
-    out["posterior"] = getattr(fit, "posterior", None)
+    kw = {} if ci_prob is None else {"interval": ci_prob}
+    return {
+        "diagnostics": dict(fit.diagnostics or {}),
+        "decomposition": fit.decomposition(**kw),
+        "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, **kw),
+        "success_curve": fit.success_curve(**kw),
+        "ppc": fit.ppc(**kw),
+        "posterior": fit.posterior,
+    }
+
+
+def figure_tables(episodes, steps, ci_prob: float = 0.95, metrics: dict | None = None) -> dict:
+    """The :mod:`rtanalysis.metrics` tables the observed figures draw, keyed by name: the default
+    grouping (model × task type × clock, reused from ``metrics`` when given, e.g. the
+    :func:`rtanalysis.metrics.compute_all` tables of the same ``ci_prob``), plus the hazard and
+    fallback tables grouped by model over the timed clocks (``hazard_by_model``,
+    ``fallback_by_model``; all clocks when none is timed)."""
+    from .. import metrics as m
+
+    have = metrics or {}
+    names = ("success", "success_by_latency", "latency", "latency_ecdf", "validity", "observed_decomposition")
+    out = {name: have[name] if name in have else m.METRICS[name](episodes, steps, None, ci_prob) for name in names}
+    timed = timed_or_all(episodes)
+    out["hazard_by_model"] = m.failure_hazard(timed, steps, by="model", ci_prob=ci_prob)
+    out["fallback_by_model"] = m.fallback_summary(timed, steps, by="model", ci_prob=ci_prob)
     return out
 
 
-def build_figures(episodes, steps, fit=None, width: str = "double", fit_frames: dict | None = None) -> dict:
-    """All figures the data (and the fit, when given) allow: ``{name: Figure}`` in report order."""
-    f = fit_frames if fit_frames is not None else fit_outputs(fit)
+def _figure_makers(t: dict, f: dict, models, width: str, ci_prob: float) -> dict:
     diag = f.get("diagnostics")
     dec = f.get("decomposition")
-    figs = {
-        "success_vs_latency": lambda: plot_success_vs_latency(episodes, steps, curve=f.get("success_curve"),
-                                                              width=width, diagnostics=diag),
-        "failure_decomposition": lambda: plot_failure_decomposition(episodes, steps, dec, width=width,
-                                                                    diagnostics=diag if dec is not None else None),
-        "latency_ecdf": lambda: plot_latency_ecdf(steps, width=width),
-        "paused_vs_wall": lambda: plot_paused_vs_wall(episodes, dec, width=width,
-                                                      diagnostics=diag if dec is not None else None),
-        "counterfactuals": lambda: plot_counterfactuals(f["counterfactuals"], width=width, diagnostics=diag),
-        "forest": lambda: plot_forest(dec, width=width, diagnostics=diag),
-        "trajectory_stability": lambda: plot_trajectory_stability(steps, width=width),
-        "ppc": lambda: plot_ppc(f["ppc"], width=width, diagnostics=diag),
+    dec_diag = diag if dec is not None else None
+    return {
+        "success_vs_latency": lambda: plot_success_vs_latency(t["success_by_latency"], curve=f.get("success_curve"),
+                                                              width=width, ci_prob=ci_prob, diagnostics=diag,
+                                                              models=models),
+        "failure_decomposition": lambda: plot_failure_decomposition(
+            decomposition_shares(dec, t["success"], t["observed_decomposition"], t["validity"]), width=width,
+            ci_prob=ci_prob, diagnostics=dec_diag),
+        "latency_ecdf": lambda: plot_latency_ecdf(t["latency_ecdf"], t["latency"], width=width, models=models),
+        "paused_vs_wall": lambda: plot_paused_vs_wall(clock_contrast(t["success"], dec), width=width, ci_prob=ci_prob,
+                                                      diagnostics=dec_diag, models=models),
+        "counterfactuals": lambda: plot_counterfactuals(f["counterfactuals"], width=width, diagnostics=diag,
+                                                        ci_prob=ci_prob),
+        "forest": lambda: plot_forest(dec, width=width, diagnostics=diag, ci_prob=ci_prob),
+        "trajectory_stability": lambda: plot_trajectory_stability(t["hazard_by_model"], t["fallback_by_model"],
+                                                                  width=width, ci_prob=ci_prob, models=models),
+        "ppc": lambda: plot_ppc(f["ppc"], width=width, diagnostics=diag, ci_prob=ci_prob),
         "rank_trace": lambda: plot_rank_trace(f["posterior"], width=width, diagnostics=diag),
     }
-    needs = {"counterfactuals": "counterfactuals", "forest": "decomposition", "ppc": "ppc", "rank_trace": "posterior"}
-    out = {}
-    for name, make in figs.items():
-        key = needs.get(name)
-        if key is not None and f.get(key) is None:
-            continue
-        if name in ("latency_ecdf", "success_vs_latency", "trajectory_stability") and steps is None:
-            continue
-        out[name] = make()
-    return out
+
+
+def build_figures(episodes, steps, fit=None, width: str = "double", fit_frames: dict | None = None,
+                  ci_prob: float = 0.95, metrics: dict | None = None) -> dict:
+    """All figures the data (and the fit, when given) allow: ``{name: Figure}`` in report order.
+
+    Observed figures draw :func:`figure_tables` (metrics frames); model figures draw the fit's
+    frames (``fit_frames``, default :func:`fit_outputs` of ``fit`` at ``ci_prob``)."""
+    f = fit_frames if fit_frames is not None else fit_outputs(fit, ci_prob)
+    tables = figure_tables(episodes, steps, ci_prob, metrics)
+    models = sorted(episodes["model"].unique())
+    makers = _figure_makers(tables, f, models, width, ci_prob)
+    return {name: make() for name, make in makers.items()
+            if name not in FIT_FRAME or f.get(FIT_FRAME[name]) is not None}
 
 
 __all__ = [
-    "FIGURES", "MANY_MODELS", "apply_style", "build_figures", "clock_contrast", "decomposition_shares",
-    "fit_outputs", "mark_diagnostics", "model_palette", "plot_counterfactuals", "plot_failure_decomposition",
-    "plot_forest", "plot_latency_ecdf", "plot_paused_vs_wall", "plot_ppc", "plot_rank_trace",
-    "plot_success_vs_latency", "plot_trajectory_stability", "save_figure",
+    "CURVE_LAMBDAS", "FIGURES", "MANY_MODELS", "apply_style", "build_figures", "clock_contrast",
+    "decomposition_shares", "figure_tables", "fit_outputs", "hazard_points", "mark_diagnostics", "model_palette",
+    "plot_counterfactuals", "plot_failure_decomposition", "plot_forest", "plot_latency_ecdf", "plot_paused_vs_wall",
+    "plot_ppc", "plot_rank_trace", "plot_success_vs_latency", "plot_trajectory_stability", "write_figure",
+    "timed_or_all",
 ]

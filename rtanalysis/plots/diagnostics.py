@@ -25,10 +25,8 @@ def posterior_dataset(posterior):
 
 
 def _model_main_params() -> tuple[str, ...]:
-    try:
-        from ..model.build import MAIN_PARAMS
-    except (ModuleNotFoundError, ImportError):
-        return ()
+    from ..model.build import MAIN_PARAMS
+
     return tuple(MAIN_PARAMS)
 
 
@@ -90,26 +88,16 @@ def plot_rank_trace(posterior, width: str = "double", diagnostics: dict | None =
     return style.mark_diagnostics(fig, diagnostics)
 
 
-#: column names a posterior predictive frame may use
-PPC_OBSERVED = ("observed", "obs", "observed_rate", "success_rate", "y_obs")
-PPC_PREDICTED = ("predicted", "pred", "p_pred", "predicted_rate", "ppc_mean", "mean")
-
-
-def _pick(frame: pd.DataFrame, names) -> str | None:
-    return next((n for n in names if n in frame.columns), None)
-
-
-def plot_ppc(ppc: pd.DataFrame, width: str = "double", diagnostics: dict | None = None):
+def plot_ppc(ppc: pd.DataFrame, width: str = "double", diagnostics: dict | None = None, ci_prob: float = 0.95):
     """Posterior predictive check: each cell's observed statistic against the posterior predictive
     mean and interval. Left: success rate per model × task type × clock; right (when the frame has
     them, ``check`` = ``log_latency_p10/p50/p90``): log-latency quantiles. Points whose interval
-    crosses the diagonal are reproduced by the model."""
-    obs = _pick(ppc, PPC_OBSERVED)
-    pred = _pick(ppc, PPC_PREDICTED)
-    if obs is None or pred is None:
-        raise ValueError(f"posterior predictive frame needs an observed and a predicted column; has {list(ppc.columns)}")
-    lo = next((c for c in (pred + "_lo", "lo", "pred_lo", "predicted_lo") if c in ppc.columns), None)
-    hi = next((c for c in (pred + "_hi", "hi", "pred_hi", "predicted_hi") if c in ppc.columns), None)
+    crosses the diagonal are reproduced by the model. Columns of ``FitResult.ppc``: ``observed``,
+    ``predicted``, ``predicted_lo``/``_hi`` and ``check``."""
+    obs, pred, lo, hi = "observed", "predicted", "predicted_lo", "predicted_hi"
+    missing = [c for c in (obs, pred, lo, hi) if c not in ppc.columns]
+    if missing:
+        raise ValueError(f"posterior predictive frame lacks {missing}; has {list(ppc.columns)}")
     check = ppc["check"].astype(str) if "check" in ppc else pd.Series("success_rate", index=ppc.index)
     success = ppc[check.str.startswith("success")]
     latency = ppc[check.str.startswith("log_latency")]
@@ -120,8 +108,7 @@ def plot_ppc(ppc: pd.DataFrame, width: str = "double", diagnostics: dict | None 
     markers = {"log_latency_p10": "v", "log_latency_p50": "o", "log_latency_p90": "^"}
     for ax, (title, frame, limits) in zip(axes.flat, panels):
         colours = [palette[m] for m in frame["model"]] if models else "#0072B2"
-        if lo and hi:
-            ax.vlines(frame[obs], frame[lo], frame[hi], colors=colours, lw=0.6, alpha=0.8)
+        ax.vlines(frame[obs], frame[lo], frame[hi], colors=colours, lw=0.6, alpha=0.8)
         if title.startswith("log"):
             for q, marker in markers.items():
                 sub = frame[frame["check"] == q]
@@ -136,8 +123,8 @@ def plot_ppc(ppc: pd.DataFrame, width: str = "double", diagnostics: dict | None 
         ax.set_xlim(*lim)
         ax.set_ylim(*lim)
         ax.set_xlabel(f"observed {title}")
-        ax.set_ylabel("posterior predictive")
-        if lo and hi and len(frame):
+        ax.set_ylabel(f"posterior predictive mean, {style.pct(ci_prob)} interval")
+        if len(frame):
             inside = ((frame[obs] >= frame[lo]) & (frame[obs] <= frame[hi])).mean()
             ax.set_title(f"{title}: {inside:.0%} of cells inside their interval")
     if models and len(models) <= style.MANY_MODELS:

@@ -7,10 +7,9 @@ import pandas as pd
 import seaborn as sns
 
 from . import style
-from .summaries import success_by_latency
 
-#: column names a posterior success curve may use for its x axis (latency relative to the window)
-CURVE_X = ("latency_ratio", "rel_latency", "latency_rel", "x", "ratio")
+#: the x column of ``FitResult.success_curve`` (median latency relative to the median window close)
+CURVE_X = "rel_latency"
 #: x range of latency-ratio axes (log scale): the posterior curve is drawn only inside it
 RATIO_LIMITS = (0.07, 12.0)
 CLOCK_LINESTYLES = {"wall": "-", "step": "--"}
@@ -20,50 +19,65 @@ def _task_types(frame: pd.DataFrame) -> list[str]:
     return sorted(frame["task_type"].dropna().unique().tolist())
 
 
-def _timed(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["clock"] != "paused"] if "clock" in frame else frame
+def timed_or_all(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of timed clocks (where timing can fail); all rows when the data has no timed clock."""
+    if "clock" not in frame or not len(frame):
+        return frame
+    timed = frame[frame["clock"] != "paused"]
+    return timed if len(timed) else frame
 
 
-def plot_success_vs_latency(episodes: pd.DataFrame, steps: pd.DataFrame, curve: pd.DataFrame | None = None,
-                            width: str = "double", level: float = 0.95, diagnostics: dict | None = None):
-    """Observed success by latency relative to the window (binned, with Wilson intervals), per model,
-    faceted by task type; the model's posterior success curve and band drawn over it when given.
+def plot_success_vs_latency(success_by_latency: pd.DataFrame, curve: pd.DataFrame | None = None,
+                            width: str = "double", ci_prob: float = 0.95, diagnostics: dict | None = None,
+                            models=None):
+    """Observed success by the episode's median latency relative to its window (the rows of
+    ``metrics.success_by_latency``: binned, with their intervals), per model, faceted by task type;
+    the model's posterior success curve and band drawn over it when given.
 
     With more than :data:`style.MANY_MODELS` models it becomes a heatmap (models ranked by overall
-    success × latency bins) so 60 models stay readable.
+    success × latency bins) so 60 models stay readable. ``models``: all model names (for the
+    palette; default those in the table).
     """
-    binned = _timed(success_by_latency(episodes, steps, level))
-    models = sorted(episodes["model"].unique())
-    palette = style.model_palette(models)
-    types = _task_types(binned) or _task_types(episodes)
+    binned = timed_or_all(success_by_latency)
+    models = sorted(set(models if models is not None else success_by_latency["model"]))
+    types = _task_types(binned)
     if style.many(models):
-        return _success_latency_heatmap(binned, episodes, types, width, diagnostics)
+        return _success_latency_heatmap(binned, types, width, diagnostics)
     fig, axes = style.panel_figure(width, len(types), sharey=True)
+    palette = style.model_palette(models)
     curve = _normalise_curve(curve)
     for ax, task_type in zip(axes, types):
         for model in models:
-            colour = palette[model]
-            b = binned[(binned["model"] == model) & (binned["task_type"] == task_type)].sort_values("ratio_mid")
-            b = b[b["ratio_mid"] > 0]
-            if len(b):
-                ax.errorbar(b["ratio_mid"].clip(*RATIO_LIMITS), b["rate"], yerr=style.err(b["rate"], b["lo"], b["hi"]),
-                            fmt="o", ms=3, lw=0.8, color=colour, label=model, alpha=0.9)
+            _success_points(ax, binned, model, task_type, palette[model])
             if curve is not None:
-                c = curve[(curve["model"] == model) & (curve["task_type"] == task_type)
-                          & curve["x"].between(*RATIO_LIMITS)].sort_values("x")
-                for clock, cc in (c.groupby("clock") if "clock" in c else [("wall", c)]):
-                    ls = CLOCK_LINESTYLES.get(clock, "-")
-                    ax.plot(cc["x"], cc["p_success"], color=colour, lw=1.2, ls=ls)
-                    if {"p_success_lo", "p_success_hi"} <= set(cc.columns):
-                        ax.fill_between(cc["x"], cc["p_success_lo"], cc["p_success_hi"], color=colour, alpha=0.15, lw=0)
+                _success_curve(ax, curve, model, task_type, palette[model])
         ax.axvline(1.0, color="black", lw=0.6, ls="--")
         _ratio_axis(ax)
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(task_type)
         ax.set_xlabel("latency / window close")
-    axes[0].set_ylabel("P(success)")
-    _legend(fig, axes[0], len(models))
+    if len(axes):
+        axes[0].set_ylabel(f"P(success), {style.pct(ci_prob)} interval")
+        _legend(fig, axes[0], len(models))
     return style.mark_diagnostics(fig, diagnostics)
+
+
+def _success_points(ax, binned, model, task_type, colour) -> None:
+    b = binned[(binned["model"] == model) & (binned["task_type"] == task_type) & (binned["relative_latency"] > 0)]
+    b = b.sort_values("relative_latency")
+    if len(b):
+        ax.errorbar(b["relative_latency"].clip(*RATIO_LIMITS), b["success_rate"],
+                    yerr=style.err(b["success_rate"], b["success_rate_lo"], b["success_rate_hi"]),
+                    fmt="o", ms=3, lw=0.8, color=colour, label=model, alpha=0.9)
+
+
+def _success_curve(ax, curve, model, task_type, colour) -> None:
+    c = curve[(curve["model"] == model) & (curve["task_type"] == task_type)
+              & curve["x"].between(*RATIO_LIMITS)].sort_values("x")
+    for clock, cc in (c.groupby("clock") if "clock" in c else [("wall", c)]):
+        ax.plot(cc["x"], cc["p_success"], color=colour, lw=1.2, ls=CLOCK_LINESTYLES.get(clock, "-"))
+        if {"p_success_lo", "p_success_hi"} <= set(cc.columns):
+            ax.fill_between(cc["x"], cc["p_success_lo"], cc["p_success_hi"], color=colour, alpha=0.15, lw=0)
 
 
 def _ratio_axis(ax) -> None:
@@ -76,30 +90,38 @@ def _ratio_axis(ax) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
 
-def _success_latency_heatmap(binned, episodes, types, width, diagnostics):
-    order = (episodes[episodes["clock"] != "paused"].groupby("model")["success"].mean()
-             .sort_values(ascending=False).index.tolist())
+def _success_latency_heatmap(binned, types, width, diagnostics):
+    totals = binned.groupby("model")[["successes", "n"]].sum()
+    order = (totals["successes"] / totals["n"]).sort_values(ascending=False).index.tolist()
     # not sharey: seaborn's tick handling on shared axes would strip the first panel's labels;
     # every panel is reindexed to the same row order instead
-    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.13), ncols=len(types))
-    bins = list(dict.fromkeys(binned.sort_values("ratio_mid")["bin"]))
+    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.13), ncols=max(len(types), 1))
+    bins = list(dict.fromkeys(binned.sort_values("relative_latency")["bin"]))
     for i, (ax, task_type) in enumerate(zip(axes.flat, types)):
-        grid = (binned[binned["task_type"] == task_type].pivot_table(index="model", columns="bin", values="rate")
-                .reindex(index=order, columns=[b for b in bins if b in set(binned["bin"])]))
+        grid = (binned[binned["task_type"] == task_type]
+                .pivot_table(index="model", columns="bin", values="success_rate", aggfunc="mean")
+                .reindex(index=order, columns=bins))
         _model_heatmap(ax, grid, task_type, first=i == 0, last=i == len(types) - 1, cbar="observed P(success)",
                        xlabel="latency / window close", ylabel="model (ranked by success)")
         ax.tick_params(axis="x", labelsize=5, rotation=90)
+    if not types:
+        _no_data(axes.flat[0], "no decision has a window: no relative latency")
     return style.mark_diagnostics(fig, diagnostics)
+
+
+def _no_data(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=7)
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
 def _normalise_curve(curve: pd.DataFrame | None) -> pd.DataFrame | None:
     if curve is None or len(curve) == 0:
         return None
-    curve = _timed(curve)
-    for name in CURVE_X:
-        if name in curve.columns:
-            return curve.rename(columns={name: "x"})
-    raise ValueError(f"success curve needs one of the columns {CURVE_X}; it has {list(curve.columns)}")
+    curve = timed_or_all(curve)
+    if CURVE_X not in curve.columns:
+        raise ValueError(f"success curve needs the column {CURVE_X!r}; it has {list(curve.columns)}")
+    return curve.rename(columns={CURVE_X: "x"})
 
 
 def _legend(fig, ax, n_models: int) -> None:
@@ -110,66 +132,70 @@ def _legend(fig, ax, n_models: int) -> None:
                    title="model")
 
 
-def plot_latency_ecdf(steps: pd.DataFrame, width: str = "double"):
-    """ECDF of decision latency per model, one panel per task type, the window close marked.
+def plot_latency_ecdf(latency_ecdf: pd.DataFrame, latency: pd.DataFrame, width: str = "double", models=None):
+    """ECDF of decision latency per model (the rows of ``metrics.latency_ecdf``), one panel per task
+    type, the median window close (and a late opening) from ``metrics.latency_summary`` marked.
+    Timed clocks only, unless the data has none.
 
-    With many models: a ranked dot plot of median latency with the interquartile range.
+    With many models: a ranked dot plot of median latency with the interquartile range
+    (``p50``, ``p25``, ``p75`` of ``metrics.latency_summary``).
     """
-    s = _timed(steps).dropna(subset=["latency"])
-    models = sorted(steps["model"].unique())
-    palette = style.model_palette(models)
-    types = _task_types(s) or _task_types(steps)
+    ecdf, summary = timed_or_all(latency_ecdf), timed_or_all(latency)
+    models = sorted(set(models if models is not None else latency["model"]))
+    types = _task_types(summary[summary["n_acted"] > 0]) or _task_types(summary)
     if style.many(models):
-        return _latency_dots(s, types, width)
+        return _latency_dots(summary, types, width)
+    palette = style.model_palette(models)
     fig, axes = style.panel_figure(width, len(types))
     for ax, task_type in zip(axes, types):
-        sub = s[s["task_type"] == task_type]
+        sub = ecdf[ecdf["task_type"] == task_type]
         for model in models:
-            lat = np.sort(sub.loc[sub["model"] == model, "latency"].to_numpy())
-            if len(lat):
-                ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", color=palette[model], lw=1,
-                        label=model)
-        _mark_windows(ax, sub)
+            m = sub[sub["model"] == model]
+            if len(m):
+                ax.step(m["latency"], m["ecdf"], where="post", color=palette[model], lw=1, label=model)
+        _mark_windows(ax, summary[summary["task_type"] == task_type])
         ax.set_title(task_type)
-        ax.set_xlabel(f"latency ({_unit(sub)})")
+        ax.set_xlabel(f"latency ({_unit(summary[summary['task_type'] == task_type])})")
         ax.set_ylim(0, 1.01)
-    axes[0].set_ylabel("cumulative share of decisions")
-    _legend(fig, axes[0], len(models))
+    if len(axes):
+        axes[0].set_ylabel("cumulative share of decisions")
+        _legend(fig, axes[0], len(models))
     return fig
 
 
-def _latency_dots(s, types, width):
-    summary = (s.groupby(["task_type", "model"])["latency"].quantile([0.25, 0.5, 0.75]).unstack()
-               .rename(columns={0.25: "q1", 0.5: "median", 0.75: "q3"}).reset_index())
-    order = summary.groupby("model")["median"].median().sort_values().index.tolist()
+def _latency_dots(summary: pd.DataFrame, types, width):
+    acted = summary[summary["n_acted"] > 0]
+    order = acted.groupby("model")["p50"].median().sort_values().index.tolist()
+    order += sorted(set(summary["model"]) - set(order))  # models that never acted, last
     palette = style.model_palette(order)
     fig, axes = style.new_figure(width, style.rows_height(len(order)), ncols=max(len(types), 1), sharey=True)
     pos = {m: i for i, m in enumerate(order)}
-    for i, (ax, task_type) in enumerate(zip(axes.flat, types)):
-        sub = summary[summary["task_type"] == task_type]
+    for ax, task_type in zip(axes.flat, types):
+        sub = acted[acted["task_type"] == task_type]
         y = sub["model"].map(pos).astype(float)
-        ax.hlines(y, sub["q1"], sub["q3"], color=[palette[m] for m in sub["model"]], lw=1)
-        ax.scatter(sub["median"], y, c=[palette[m] for m in sub["model"]], s=8, zorder=3)
-        _mark_windows(ax, s[s["task_type"] == task_type])
+        colours = [palette[m] for m in sub["model"]]
+        ax.hlines(y, sub["p25"], sub["p75"], color=colours, lw=1)
+        ax.scatter(sub["p50"], y, c=colours, s=8, zorder=3)
+        _mark_windows(ax, summary[summary["task_type"] == task_type])
         ax.set_title(task_type)
-        ax.set_xlabel(f"latency ({_unit(s[s['task_type'] == task_type])}), median and IQR")
+        ax.set_xlabel(f"latency ({_unit(summary[summary['task_type'] == task_type])}), median and IQR")
     ax0 = axes.flat[0]
     ax0.set_yticks(range(len(order)), order, fontsize=5)
     ax0.set_ylim(len(order) - 0.5, -0.5)
     return fig
 
 
-def _mark_windows(ax, sub: pd.DataFrame) -> None:
-    closes = sub["window_close"].dropna()
-    if len(closes):
-        close = float(closes.median())
+def _mark_windows(ax, summary: pd.DataFrame) -> None:
+    """Dashed: the median over cells of the median window close; dotted: a late-opening window."""
+    close = summary["window_close_p50"].median() if len(summary) else np.nan
+    if np.isfinite(close):
         ax.axvline(close, color="black", lw=0.7, ls="--")
         ax.annotate("window close", (close, 0.02), xycoords=("data", "axes fraction"), fontsize=6,
                     rotation=90, ha="right", va="bottom")
-    opens = sub["window_open"].dropna() if "window_open" in sub else []
-    if len(opens) and float(opens.median()) > 0:  # a late-opening window: answers before it are too early
-        ax.axvline(float(opens.median()), color="black", lw=0.7, ls=":")
-        ax.annotate("window opens", (float(opens.median()), 0.98), xycoords=("data", "axes fraction"), fontsize=6,
+    opens = summary["window_open_p50"].median() if len(summary) else np.nan
+    if np.isfinite(opens) and opens > 0:  # a late-opening window: answers before it are too early
+        ax.axvline(opens, color="black", lw=0.7, ls=":")
+        ax.annotate("window opens", (opens, 0.98), xycoords=("data", "axes fraction"), fontsize=6,
                     rotation=90, ha="right", va="top")
 
 
@@ -178,14 +204,16 @@ def _unit(sub: pd.DataFrame) -> str:
     return "/".join(sorted(units)) or "s"
 
 
-def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", diagnostics: dict | None = None):
-    """Posterior success versus latency scale λ (λ = 0.5: latency halved), per model, with bands.
+def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", diagnostics: dict | None = None,
+                         ci_prob: float = 0.95):
+    """Posterior success versus latency scale λ (λ = 0.5: latency halved), per model: posterior
+    mean with its ``ci_prob`` band (the rows of ``FitResult.counterfactuals``).
 
     Uses the ``scenario == "scale"`` rows; with many models, a heatmap of success over λ with
     models ranked by success at λ = 1.
     """
     cf = counterfactuals[counterfactuals["scenario"] == "scale"].copy()
-    cf = _timed(cf)
+    cf = timed_or_all(cf)
     cf["lambda"] = cf["lambda"].astype(float)
     models = sorted(counterfactuals["model"].unique())
     palette = style.model_palette(models)
@@ -208,7 +236,7 @@ def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", d
         ax.set_title(task_type)
         ax.set_xlabel("latency × λ")
         ax.set_ylim(-0.02, 1.02)
-    axes[0].set_ylabel("P(success), posterior")
+    axes[0].set_ylabel(f"P(success), posterior mean, {style.pct(ci_prob)} band")
     _legend(fig, axes[0], len(models))
     return style.mark_diagnostics(fig, diagnostics)
 

@@ -12,10 +12,8 @@ import colorsys
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 #: Okabe & Ito (2008), without black (kept for text and reference lines)
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
@@ -142,7 +140,7 @@ def mark_diagnostics(fig: Figure, diagnostics: dict | None) -> Figure:
     return fig
 
 
-def save_figure(fig: Figure, path_stem) -> list[Path]:
+def write_figure(fig: Figure, path_stem) -> list[Path]:
     """Write ``fig`` as ``<stem>.pdf`` (vector, Type 42 fonts) and ``<stem>.png`` (300 dpi)."""
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -172,3 +170,8 @@ def hbars(ax, y, left, width, colour, height: float = 0.8):
              for yy, x0, w in zip(y, left, width) if w > 0]
     ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors="none", linewidths=0), autolim=True)
     ax.autoscale_view()
+
+
+def pct(ci_prob: float) -> str:
+    """An interval probability as a label: 0.95 → ``95%``, 0.975 → ``97.5%``."""
+    return f"{100 * float(ci_prob):g}%"

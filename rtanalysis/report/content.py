@@ -1,5 +1,5 @@
 """What the written report says: methods, headline sentences, per-task-type sections, captions,
-the power note and the diagnostics warnings, as blocks for :mod:`rtanalysis.report_template`.
+the power note and the diagnostics warnings, as blocks for :mod:`rtanalysis.report.template`.
 
 Numbers are printed with :func:`pct` / :func:`pct_interval`; a missing number prints as ``—`` and
 a sentence whose numbers are missing is left out, so the text never shows ``nan``.
@@ -13,7 +13,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
-from .plots import style
+from ..plots import style
 
 PACKAGES = ("rtanalysis", "pymc", "pytensor", "arviz", "nutpie", "numpy", "pandas", "scipy", "statsmodels",
             "matplotlib", "seaborn")
@@ -52,8 +52,8 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def headline_clock(episodes: pd.DataFrame) -> str | None:
-    clocks = set(episodes["clock"])
+def headline_clock(clocks) -> str | None:
+    clocks = set(clocks)
     return next((c for c in TIMED_PREFERENCE if c in clocks), None)
 
 
@@ -64,69 +64,65 @@ CLOCK_WORDS = {"wall": "wall-clock", "step": "step-clock", "paused": "paused-clo
 # pooled posterior quantities (over task types, weighted by episodes)
 
 
-def pooled_posterior(fit, decomposition: pd.DataFrame, clock: str, interval: float) -> pd.DataFrame | None:
-    """Per model at ``clock``: success, timing share of failures and success at λ = 0.5, pooled
-    over task types with episode weights, per posterior draw; None when the fit offers no draws."""
-    draws = getattr(fit, "draws", None)
-    if not callable(draws):
-        return None
+def _pooled_row(model, quantities: dict, ci_prob: float) -> dict:
+    al = (1 - ci_prob) / 2
+    row = {"model": model}
+    for name, x in quantities.items():
+        x = x[np.isfinite(x)]
+        row[name] = float(x.mean()) if len(x) else np.nan
+        row[f"{name}_lo"], row[f"{name}_hi"] = (np.quantile(x, [al, 1 - al]) if len(x) else (np.nan, np.nan))
+    return row
+
+
+def pooled_posterior(fit, decomposition: pd.DataFrame, clock: str, ci_prob: float) -> pd.DataFrame:
+    """Per model at ``clock``: ``p_success``, ``share_timing`` and ``p_success_half_latency``
+    (λ = 0.5), pooled over task types with episode weights per posterior draw (``FitResult.draws``):
+    posterior mean and ``ci_prob`` equal-tailed interval."""
     weights = decomposition[decomposition["clock"] == clock].set_index(["model", "task_type"])["n_episodes"]
 
     def wide(quantity, lam=1.0):
-        d = draws(quantity, lam=lam)
-        d = d[d["clock"] == clock]
-        return d.pivot_table(index=["model", "task_type"], columns="draw", values="value")
+        d = fit.draws(quantity, lam=lam)
+        return d[d["clock"] == clock].pivot_table(index=["model", "task_type"], columns="draw", values="value")
 
     ps, share, half = wide("p_success"), wide("share_timing"), wide("p_success", 0.5)
     w = weights.reindex(ps.index).fillna(0).to_numpy()[:, None]
-    al = (1 - interval) / 2
     rows = []
     for model, idx in ps.groupby(level="model").indices.items():
         wm = w[idx]
         if wm.sum() == 0:
             continue
-        p = (wm * ps.to_numpy()[idx]).sum(0) / wm.sum()
         fail = wm * (1 - ps.to_numpy()[idx])
-        sh = (fail * share.to_numpy()[idx]).sum(0) / np.where(fail.sum(0) > 0, fail.sum(0), np.nan)
-        h = (wm * half.to_numpy()[idx]).sum(0) / wm.sum()
-        row = {"model": model}
-        for name, x in (("p_success", p), ("share_timing", sh), ("p_success_half_latency", h)):
-            x = x[np.isfinite(x)]
-            row[name] = float(x.mean()) if len(x) else np.nan
-            row[f"{name}_lo"], row[f"{name}_hi"] = (np.quantile(x, [al, 1 - al]) if len(x) else (np.nan, np.nan))
-        rows.append(row)
+        rows.append(_pooled_row(model, {
+            "p_success": (wm * ps.to_numpy()[idx]).sum(0) / wm.sum(),
+            "share_timing": (fail * share.to_numpy()[idx]).sum(0) / np.where(fail.sum(0) > 0, fail.sum(0), np.nan),
+            "p_success_half_latency": (wm * half.to_numpy()[idx]).sum(0) / wm.sum(),
+        }, ci_prob))
     return pd.DataFrame(rows)
 
 
-def observed_headline(episodes: pd.DataFrame, clock: str, level: float) -> pd.DataFrame:
-    """Per model at ``clock``: observed success (Wilson) and the labelled timing share of failures."""
-    from .plots.summaries import wilson
-
-    ep = episodes[episodes["clock"] == clock]
-    g = ep.groupby("model")
-    out = pd.DataFrame({"n": g.size(), "k": g["success"].sum()})
-    out["p_success"] = out["k"] / out["n"]
-    out["p_success_lo"], out["p_success_hi"] = wilson(out["k"], out["n"], level)
-    failed = ep[~ep["success"]]
-    typed = failed[failed["failure_type"].isin(["capability", "timing", "both"])]
-    kt = typed.groupby("model")["failure_type"].apply(lambda s: (s == "timing").sum())
-    nt = typed.groupby("model").size()
-    out["share_timing"] = (kt / nt).reindex(out.index)
-    out["share_timing_lo"], out["share_timing_hi"] = wilson(kt.reindex(out.index).fillna(0),
-                                                            nt.reindex(out.index).fillna(0), level)
-    paused = episodes[episodes["clock"] == "paused"].groupby("model")["success"].agg(["size", "sum"])
-    out["p_paused"] = (paused["sum"] / paused["size"]).reindex(out.index)
-    lo, hi = wilson(paused["sum"], paused["size"], level)
-    out["p_paused_lo"] = pd.Series(lo, index=paused.index).reindex(out.index)
-    out["p_paused_hi"] = pd.Series(hi, index=paused.index).reindex(out.index)
+def observed_headline(success_by_clock: pd.DataFrame, failures_by_clock: pd.DataFrame, clock: str) -> pd.DataFrame:
+    """Per model at ``clock``, from metrics frames grouped by model × clock: ``success_rate`` (and
+    interval) of ``metrics.success_rates``; ``share_timing`` = the timing row's ``share_labelled``
+    of ``metrics.observed_decomposition`` (timing failures among the failures the step labels
+    classify); ``paused_success_rate`` from the paused rows."""
+    rate = ["success_rate", "success_rate_lo", "success_rate_hi"]
+    out = success_by_clock[success_by_clock["clock"] == clock].set_index("model")[rate]
+    timing = failures_by_clock[(failures_by_clock["clock"] == clock) & (failures_by_clock["failure_type"] == "timing")]
+    timing = timing.set_index("model")[["share_labelled", "share_labelled_lo", "share_labelled_hi"]]
+    out[["share_timing", "share_timing_lo", "share_timing_hi"]] = timing.reindex(out.index).to_numpy()
+    paused = success_by_clock[success_by_clock["clock"] == "paused"].set_index("model")[rate]
+    out[["paused_" + c for c in rate]] = paused.reindex(out.index).to_numpy()
     return out.reset_index()
 
 
 def headline_sentence(row, clock: str, posterior: bool) -> str:
+    """One model's headline: success at ``clock`` (posterior ``p_success`` or observed
+    ``success_rate``), the timing share of its failures and, posterior, the λ = 0.5 counterfactual;
+    observed, the paused-clock success."""
     words = CLOCK_WORDS.get(clock, clock)
-    s = (f"**{row['model']}** succeeds in {pct_interval(row['p_success'], row['p_success_lo'], row['p_success_hi'])}"
-         f" of {words} episodes")
-    parts = [s]
+    est = "p_success" if posterior else "success_rate"
+    parts = [f"**{row['model']}** succeeds in {pct_interval(row[est], row[est + '_lo'], row[est + '_hi'])}"
+             f" of {words} episodes"]
     if finite(row.get("share_timing")):
         kind = "" if posterior else " (of the failures the step labels classify)"
         parts.append(f"{pct_interval(row['share_timing'], row['share_timing_lo'], row['share_timing_hi'])} of its "
@@ -137,9 +133,10 @@ def headline_sentence(row, clock: str, posterior: bool) -> str:
         parts.append(f"halving its latency would {verb} "
                      + pct_interval(row["p_success_half_latency"], row["p_success_half_latency_lo"],
                                     row["p_success_half_latency_hi"]))
-    if not posterior and finite(row.get("p_paused")):
+    if not posterior and finite(row.get("paused_success_rate")):
         parts.append("with the environment paused while it thinks it succeeds in "
-                     + pct_interval(row["p_paused"], row["p_paused_lo"], row["p_paused_hi"]))
+                     + pct_interval(row["paused_success_rate"], row["paused_success_rate_lo"],
+                                    row["paused_success_rate_hi"]))
     return "; ".join(parts) + "."
 
 
@@ -159,7 +156,7 @@ def diagnostics_warning(diagnostics: dict | None) -> str | None:
 CAPTIONS = {
     "success_vs_latency": lambda c: (
         "Observed success rate by the episode's median decision latency relative to its validity window "
-        "(1 = the window closes; dashed line), in bins, with 95% Wilson intervals"
+        f"(1 = the window closes; dashed line), in bins, with {c['p']} {c['method']} intervals"
         + ("; lines and bands: the model's posterior success curve (solid: wall clock, dashed: step clock)"
            if c["fit"] else "")
         + ", one panel per task type. Success that falls as latency approaches the window marks timing failures."
@@ -168,38 +165,44 @@ CAPTIONS = {
         ("Posterior" if c["fit"] else "Observed") + " decomposition of episodes into success, capability failure "
         "and timing failure per model and task type (timed clocks); the timing share is split into late, early and "
         "no action in the proportions of the observed timing-failed decisions. Whiskers: "
-        + ("posterior intervals of the success share and of the success + timing boundary."
-           if c["fit"] else "95% Wilson intervals of the success share.")),
+        + (f"{c['p']} posterior intervals of the success share and of the success + timing boundary."
+           if c["fit"] else f"{c['p']} {c['method']} intervals of the success share.")),
     "latency_ecdf": lambda c: (
         "Empirical distribution of decision latency per model, one panel per task type; the dashed line marks the "
-        "median window close and a dotted line the median window opening where windows open late." + (" With many models: median and interquartile range, models ranked by "
-                                  "median latency." if c["many"] else "")),
+        "median window close and a dotted line the median window opening where windows open late."
+        + (" With many models: median and interquartile range, models ranked by median latency." if c["many"] else "")),
     "paused_vs_wall": lambda c: (
         "Success with the environment paused during inference (timing cannot fail) versus the timed clocks, per "
-        "model, with " + ("posterior" if c["fit"] else "95% Wilson") + " intervals. The drop from paused to wall is "
-        "the cost of time." + (" With many models: a dumbbell plot ranked by that drop." if c["many"] else "")),
+        f"model, with {c['p']} " + ("posterior" if c["fit"] else c["method"]) + " intervals. The drop from paused to "
+        "wall is the cost of time." + (" With many models: a dumbbell plot ranked by that drop." if c["many"] else "")),
     "counterfactuals": lambda c: (
-        "Posterior success if every latency were scaled by λ (λ = 0.5: twice as fast; λ = 1: as observed), per "
-        "model and task type, with posterior bands." + (" With many models, a heatmap." if c["many"] else "")),
+        "Posterior mean success if every latency were scaled by λ (λ = 0.5: twice as fast; λ = 1: as observed), per "
+        f"model and task type, with {c['p']} posterior bands." + (" With many models, a heatmap." if c["many"] else "")),
     "forest": lambda c: (
         "Forest plot of each model's posterior probability of answering correctly with unlimited time "
-        "(capability) and of acting within every window (speed), per task type, with posterior intervals."),
+        "(capability) and of acting within every window (speed), per task type: posterior means with "
+        f"{c['p']} equal-tailed posterior intervals."),
     "trajectory_stability": lambda c: (
-        "Left: hazard of the first failed decision by decision index, pooled over task types (timed clocks; points "
-        "from at least 5 episodes at risk). Right: share of decisions that used a fallback action, with 95% Wilson "
-        "intervals."),
+        "Left: hazard of the first failed decision by decision index, pooled over task types (timed clocks; an "
+        "episode whose outcome is unknown is censored there; points from at least 5 episodes at risk), with "
+        f"{c['p']} {c['method']} bands. Right: share of labelled decisions that used a fallback action, with {c['p']} "
+        f"{c['method']} intervals."),
     "ppc": lambda c: (
         "Posterior predictive check: observed success rate of each model × task type × clock cell (and, where "
         "available, the 10th, 50th and 90th percentiles of log latency) against the posterior predictive mean and "
-        "interval; cells whose interval crosses the diagonal are reproduced by the model."),
+        f"{c['p']} interval; cells whose interval crosses the diagonal are reproduced by the model."),
     "rank_trace": lambda c: (
         "Trace and rank plots of the main parameters, one colour per chain; overlapping traces and flat rank "
         "histograms indicate that the chains mixed."),
 }
+INTERVAL_NAMES = {"wilson": "Wilson", "jeffreys": "Jeffreys", "beta_posterior": "Jeffreys (central)",
+                  "clopper_pearson": "Clopper–Pearson"}
 
 
-def caption(name: str, fit: bool, many: bool, diagnostics: dict | None, needs_fit: bool) -> str:
-    text = CAPTIONS[name]({"fit": fit, "many": many})
+def caption(name: str, fit: bool, many: bool, diagnostics: dict | None, needs_fit: bool, ci_prob: float = 0.95,
+            method: str = "wilson") -> str:
+    """The figure's caption; intervals named with their probability ``ci_prob`` and ``method``."""
+    text = CAPTIONS[name]({"fit": fit, "many": many, "p": style.pct(ci_prob), "method": INTERVAL_NAMES[method]})
     warn = diagnostics_warning(diagnostics) if (fit or needs_fit) else None
     if warn and (needs_fit or name in ("success_vs_latency", "failure_decomposition", "paused_vs_wall")):
         text += " **Warning: " + warn + "**"
@@ -210,19 +213,18 @@ def caption(name: str, fit: bool, many: bool, diagnostics: dict | None, needs_fi
 # power note
 
 
-def power_note(episodes: pd.DataFrame, clock: str | None) -> list[str]:
-    """Sentences sizing the next run (episodes per model × task type × clock cell), after Miller (2024)."""
-    from .metrics import episodes_needed, min_detectable_difference
+def power_note(success: pd.DataFrame, clock: str | None) -> list[str]:
+    """Sentences sizing the next run (episodes per model × task type × clock cell), after Miller
+    (2024), from the cells of ``metrics.success_rates`` at ``clock``."""
+    from ..metrics import episodes_needed, min_detectable_difference
 
-    ep = episodes[episodes["clock"] == clock] if clock else episodes
-    if ep.empty:
+    cells = success[success["clock"] == clock] if clock else success
+    cells = cells[cells["n"] > 0]
+    if cells.empty:
         return []
-    cells = ep.groupby(["model", "task_type"])["success"].agg(["mean", "size"])
-    p = float(cells["mean"].median())
-    n_now = float(cells["size"].median())
-    p = min(max(p, 0.02), 0.98)
-    out = []
-    needs = []
+    p = min(max(float(cells["success_rate"].median()), 0.02), 0.98)
+    n_now = float(cells["n"].median())
+    out, needs = [], []
     for d in POWER_DIFFERENCES:
         a, b = (p, p + d) if p + d <= 1 else (p - d, p)
         n = episodes_needed(a, b, alpha=0.05, power=0.8)

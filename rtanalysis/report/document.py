@@ -1,0 +1,232 @@
+"""The written report as blocks (see :mod:`.template`): methods, headline numbers, a section per
+task type, figures with captions, tables and the power note. Every number comes from a
+:mod:`rtanalysis.metrics` frame or a :class:`~rtanalysis.model.FitResult` frame."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import metrics as m
+from .. import plots, tables
+from . import content
+
+TITLE = "Capability versus timing failures"
+MAX_INLINE_ROWS = 60  # longer tables are only linked (they are written as CSV, Markdown and LaTeX)
+DECOMPOSITION_COLUMNS = ["model", "clock", "n_episodes", "p_success", "p_success_lo", "p_success_hi", "p_capable",
+                         "p_capable_lo", "p_capable_hi", "p_timely", "p_timely_lo", "p_timely_hi", "share_timing",
+                         "share_timing_lo", "share_timing_hi"]
+
+
+# --------------------------------------------------------------------------------------------
+# tables
+
+
+def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) -> dict[str, tuple]:
+    """``{name: (frame, caption)}``: the observed success, latency and failure-type tables (rows of
+    the :func:`rtanalysis.metrics.compute_all` tables ``metrics``) and, with a fit's ``frames``,
+    the decomposition, counterfactual and pairwise-comparison tables."""
+    p = plots.style.pct(ci_prob)
+    out = {"success": (tables.success_table(metrics["success"]),
+                       f"Observed success per model, task type and clock, with {p} Wilson intervals and {p} "
+                       "intervals clustered on tasks.")}
+    if len(metrics.get("latency", ())):
+        out["latency"] = (tables.latency_table(metrics["latency"]),
+                          "Decision latency: median (p50) and 90th percentile, absolute and relative to the window "
+                          "close (rel_; 1 = the deadline).")
+    if len(metrics.get("observed_decomposition", ())):
+        out["observed_failure_types"] = (tables.observed_decomposition_table(metrics["observed_decomposition"]),
+                                         "Observed failure types: share of failed episodes whose decision labels "
+                                         "show a capability, timing or both failure, or cannot tell (unknown), with "
+                                         f"{p} Wilson intervals.")
+    dec = frames.get("decomposition")
+    if dec is not None:
+        out["decomposition"] = (tables.decomposition_table(dec),
+                                "Posterior decomposition: P(success) = P(capable) × P(timely), and the share of "
+                                f"failures that are timing failures; posterior means with {p} intervals.")
+    cf = frames.get("counterfactuals")
+    if cf is not None:
+        out["counterfactuals"] = (tables.counterfactual_table(cf),
+                                  f"Posterior mean success (with {p} intervals) if latencies were scaled by λ "
+                                  "(columns), timed clocks.")
+    comps = comparison_rows(fit, dec, ci_prob) if fit is not None and dec is not None else []
+    if comps:
+        out["comparisons"] = (tables.comparison_table(comps),
+                              "Posterior differences in P(success): paused minus timed clock per model (the cost "
+                              f"of time), and each model minus the best model per task type; {p} intervals.")
+    return out
+
+
+def comparison_rows(fit, decomposition: pd.DataFrame, ci_prob: float = 0.95) -> list[dict]:
+    """Rows of ``fit.compare``: paused − each timed clock per model, and each model − the best one."""
+    rows = []
+    clocks = set(decomposition["clock"])
+    for timed in ("wall", "step"):
+        if "paused" in clocks and timed in clocks:
+            c = fit.compare("p_success", "paused", timed, over="clock", ci_prob=ci_prob)
+            rows += _comparison_records(c, f"p_success: paused − {timed}", over="clock")
+    clock = "wall" if "wall" in clocks else next(iter(sorted(clocks - {"paused"})), None)
+    if clock is None:
+        return rows
+    timed = decomposition[decomposition["clock"] == clock]
+    best = timed.groupby("model")["p_success"].mean().idxmax()
+    for model in sorted(timed["model"].unique()):
+        if model != best:
+            c = fit.compare("p_success", model, best, over="model", ci_prob=ci_prob)
+            rows += _comparison_records(c[c["clock"] == clock], f"p_success: model − {best}")
+    return rows
+
+
+def _comparison_records(c: pd.DataFrame, quantity: str, over: str = "model") -> list[dict]:
+    """Rows of ``fit.compare`` as table records; for a clock contrast the model is the subject."""
+    recs = []
+    for r in c.to_dict("records"):
+        a, b = (r["model"], "—") if over == "clock" else (r["a"], r["b"])
+        recs.append({"quantity": quantity, "task_type": r.get("task_type"),
+                     "clock": f"{r['a']} − {r['b']}" if over == "clock" else r.get("clock"), "a": a, "b": b,
+                     "difference": r["difference"], "difference_lo": r["difference_lo"],
+                     "difference_hi": r["difference_hi"], "p_a_gt_b": r["p_a_gt_b"]})
+    return recs
+
+
+# --------------------------------------------------------------------------------------------
+# the document
+
+
+def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: dict, table_frames: dict,
+                  ci_prob: float, seed, data_digest: str) -> list[dict]:
+    """The report as blocks (see :mod:`rtanalysis.report.template`)."""
+    ep = load_result.episodes
+    has_fit = frames.get("decomposition") is not None
+    diag = frames.get("diagnostics") if fit is not None or has_fit else None
+    warn = content.diagnostics_warning(diag)
+    blocks: list[dict] = [{"kind": "h1", "text": TITLE}]
+    if warn:
+        blocks.append({"kind": "warning", "text": warn})
+    blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest)
+    blocks += headline_blocks(ep, frames, fit, ci_prob, warn)
+    for task_type in sorted(ep["task_type"].unique()):
+        blocks += task_type_blocks(task_type, ep, metrics, frames, ci_prob)
+    blocks += figure_blocks(figure_paths, plots.style.many(ep["model"].unique()), has_fit, diag, ci_prob)
+    blocks += table_blocks(table_frames)
+    blocks.append({"kind": "h2", "text": "Power for the next run"})
+    blocks.append({"kind": "p", "text": " ".join(content.power_note(metrics["success"],
+                                                                    content.headline_clock(ep["clock"])))})
+    return blocks
+
+
+def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -> list[dict]:
+    """Per model at the headline clock: posterior (pooled over task types) or observed numbers."""
+    blocks = [{"kind": "h2", "text": "Headline numbers"}]
+    clock = content.headline_clock(ep["clock"])
+    if clock is None:
+        return blocks + [{"kind": "p", "text": "No episode ran under a timed clock (wall or step), so timing could "
+                                               "not fail and the report has no timing decomposition."}]
+    p = plots.style.pct(ci_prob)
+    posterior = fit is not None and frames.get("decomposition") is not None
+    if posterior:
+        head = content.pooled_posterior(fit, frames["decomposition"], clock, ci_prob)
+        head = head.sort_values("p_success", ascending=False)
+        source = f"Posterior means with {p} equal-tailed intervals, pooled over task types with episode weights."
+        if warn:
+            blocks.append({"kind": "warning", "text": "the headline numbers below come from a fit whose "
+                                                      "diagnostics failed."})
+    else:
+        by_clock = ("model", "clock")
+        head = content.observed_headline(m.success_rates(ep, by_clock, ci_prob=ci_prob),
+                                         m.observed_decomposition(ep, by_clock, ci_prob=ci_prob), clock)
+        head = head.sort_values("success_rate", ascending=False)
+        source = f"Observed rates with {p} Wilson intervals; no model was fitted."
+    blocks.append({"kind": "p", "text": source})
+    blocks.append({"kind": "list", "items": [content.headline_sentence(r, clock, posterior)
+                                             for r in head.to_dict("records")]})
+    missing = sorted(set(ep["model"]) - set(head["model"]))
+    if missing:
+        blocks.append({"kind": "p", "text": "Not run under the " + content.CLOCK_WORDS.get(clock, clock)
+                       + " clock: " + ", ".join(f"**{m_}**" for m_ in missing) + "."})
+    return blocks
+
+
+def methods_blocks(load_result, fit, ci_prob: float, seed, data_digest: str) -> list[dict]:
+    ep, steps = load_result.episodes, load_result.steps
+    clocks = ", ".join(f"{c} ({(ep['clock'] == c).sum()})" for c in ("paused", "wall", "step") if (ep["clock"] == c).any())
+    text = (f"**Data.** {load_result.n_read} episode records read from {len(load_result.files)} file(s); "
+            f"{load_result.n_accepted} accepted and {load_result.n_quarantined} quarantined (see `quarantine.jsonl`). "
+            f"{len(ep)} episodes and {len(steps)} decisions of {ep['model'].nunique()} model(s) on "
+            f"{ep['task_type'].nunique()} task type(s); episodes per clock: {clocks}. Data hash `{data_digest}`.")
+    blocks = [{"kind": "h2", "text": "Methods"}, {"kind": "p", "text": text}]
+    blocks += model_blocks(fit, ci_prob, seed)
+    versions = ", ".join(f"{k} {v}" for k, v in content.package_versions().items())
+    blocks.append({"kind": "p", "text": f"**Software.** {versions}. Seed {seed}."})
+    return blocks
+
+
+def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
+    if fit is None:
+        return [{"kind": "p", "text": (
+            "**Model.** No model was fitted for this report; the numbers below are observed rates with "
+            f"{plots.style.pct(ci_prob)} Wilson intervals, and the decomposition comes from the step labels.")}]
+    d = fit.diagnostics or {}
+    family = "log-normal" if fit.latency_family == "normal" else "Student-t on the log scale"
+    return [{"kind": "p", "text": (
+        "**Model.** A hierarchical capability × timing model (PyMC): an episode succeeds when the model is "
+        "capable (logit-scale model, task-type, model × task-type and item effects, partially pooled) and every "
+        f"decision lands inside its validity window (latency {family} with model and task-type effects; a missed "
+        "window is fatal with a per-task-type probability). Under the paused clock timing cannot fail, which "
+        "identifies capability. Priors are weakly informative (normal on logits and log-latencies, half-normal on "
+        "scales; `docs/model.md`).")},
+        {"kind": "p", "text": (
+            f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.draws_n} draws after {fit.tune} tuning "
+            f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
+            f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
+            f"{'passed' if d.get('ok', True) else '**failed**'}.")}]
+
+
+def task_type_blocks(task_type: str, episodes: pd.DataFrame, metrics: dict, frames: dict,
+                     ci_prob: float) -> list[dict]:
+    ep = episodes[episodes["task_type"] == task_type]
+    n_by_clock = ep.groupby("clock").size()
+    blocks = [{"kind": "h2", "text": f"Task type: {task_type}"},
+              {"kind": "p", "text": f"{len(ep)} episodes (" + ", ".join(f"{c}: {n}" for c, n in n_by_clock.items())
+               + f") of {ep['model'].nunique()} models."}]
+    dec = frames.get("decomposition")
+    if dec is None:
+        success = tables.success_table(metrics["success"])
+        return blocks + [{"kind": "table", "frame": success[success["task_type"] == task_type].drop(
+            columns=["task_type"]).reset_index(drop=True), "caption": f"Observed success, {task_type}, with "
+                                                                       f"{plots.style.pct(ci_prob)} Wilson intervals."}]
+    d = dec[dec["task_type"] == task_type]
+    timed = d[d["clock"] != "paused"].sort_values("p_success", ascending=False)
+    if len(timed):
+        best = timed.iloc[0]
+        most = timed.sort_values("share_timing", ascending=False).iloc[0]
+        blocks.append({"kind": "p", "text": (
+            f"Highest success: **{best['model']}** at "
+            f"{content.pct_interval(best['p_success'], best['p_success_lo'], best['p_success_hi'])} "
+            f"({best['clock']} clock). Largest timing share of failures: **{most['model']}**, "
+            f"{content.pct_interval(most['share_timing'], most['share_timing_lo'], most['share_timing_hi'])}.")})
+    table = d[[c for c in DECOMPOSITION_COLUMNS if c in d.columns]].sort_values(["clock", "p_success"],
+                                                                                ascending=[True, False])
+    return blocks + [{"kind": "table", "frame": table.reset_index(drop=True),
+                      "caption": f"Posterior decomposition, {task_type} (means, {plots.style.pct(ci_prob)} intervals)."}]
+
+
+def figure_blocks(figure_paths: dict, many: bool, has_fit: bool, diag, ci_prob: float) -> list[dict]:
+    blocks = [{"kind": "h2", "text": "Figures"}]
+    for name, path in figure_paths.items():
+        needs_fit, title = plots.FIGURES[name]
+        blocks.append({"kind": "figure", "title": title, "path": path,
+                       "caption": content.caption(name, has_fit, many, diag, needs_fit, ci_prob)})
+    return blocks
+
+
+def table_blocks(table_frames: dict) -> list[dict]:
+    blocks = [{"kind": "h2", "text": "Tables"},
+              {"kind": "p", "text": "Every table is also written as CSV (full precision), Markdown and LaTeX "
+                                    "(booktabs) under `tables/`."}]
+    for name, (frame, cap) in table_frames.items():
+        if len(frame) > MAX_INLINE_ROWS or (name == "decomposition" and len(frame) > 40):
+            # too long to read inline; the decomposition is shown per task type above
+            blocks.append({"kind": "p", "text": f"{cap} ({len(frame)} rows: `tables/{name}.csv`, `.md`, `.tex`.)"})
+        else:
+            blocks.append({"kind": "table", "frame": frame, "caption": cap})
+    return blocks

@@ -1,0 +1,124 @@
+"""The report pipeline: logs → ingest, metrics, model fit, then figures, tables, ``report.md`` and
+the standalone ``report.html``. :func:`write_report` starts from what is already loaded (and
+fitted); the notebooks call it and share one fit through :func:`load_or_fit`."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import orjson
+
+from .. import plots, tables
+from ..metrics import DEFAULT_CI_PROB, compute_all, write_metrics
+from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
+from .document import TITLE, report_blocks, report_tables
+from .template import to_html, to_markdown
+
+
+def _log(progress: bool, msg: str) -> None:
+    if progress:
+        print(f"[rtanalysis report] {msg}", file=sys.stderr, flush=True)
+
+
+def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0,
+                ci_prob: float = DEFAULT_CI_PROB, progress: bool = False, **fit_options):
+    """The fit :meth:`FitResult.to_dir` left in ``fit_dir`` when it was made from the same data
+    (data hash) with the same draws, chains, seed and ``ci_prob``; otherwise fit and write it there.
+    Reads only ``posterior.nc`` and ``diagnostics.json`` (no pickle)."""
+    from ..model import FitResult, fit
+    from ..model.fit import data_hash
+
+    fit_dir = Path(fit_dir)
+    info_path = fit_dir / "diagnostics.json"
+    if info_path.exists() and (fit_dir / "posterior.nc").exists():
+        info = orjson.loads(info_path.read_bytes())
+        wanted = {"data_hash": data_hash(load_result.episodes, load_result.steps), "draws": draws, "chains": chains,
+                  "seed": seed, "interval": ci_prob}
+        if all(info.get(k) == v for k, v in wanted.items()) and not fit_options:
+            return FitResult.from_dir(fit_dir, load_result)
+    result = fit(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress,
+                 **fit_options)
+    result.to_dir(fit_dir)
+    return result
+
+
+def _write_figures(figs: dict, out: Path, progress: bool) -> tuple[list[Path], dict]:
+    written, figure_paths = [], {}
+    for name, fig in figs.items():
+        written += plots.write_figure(fig, out / "figures" / name)
+        plt.close(fig)
+        figure_paths[name] = f"figures/{name}.png"
+        _log(progress, f"  figure {name}")
+    return written, figure_paths
+
+
+def write_report(load_result, out_dir, fit=None, ci_prob: float = DEFAULT_CI_PROB, seed=None, figures_dir=None,
+                 width: str = "double", progress: bool = False, fit_frames: dict | None = None,
+                 started: float | None = None, metrics: dict | None = None) -> dict:
+    """Figures, tables, ``report.md`` and ``report.html`` into ``out_dir`` from a loaded data set and
+    (optionally) a fit result; every interval at probability ``ci_prob``. ``metrics``: the
+    :func:`rtanalysis.metrics.compute_all` tables at that ``ci_prob`` (computed when not given).
+    Returns ``{"figures": [...], "tables": [...], "markdown": path, "html": path}``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ep, steps = load_result.episodes, load_result.steps
+    metrics = metrics if metrics is not None else compute_all(ep, steps, ci_prob=ci_prob)
+    frames = fit_frames if fit_frames is not None else plots.fit_outputs(fit, ci_prob)
+    _log(progress, "drawing figures")
+    figs = plots.build_figures(ep, steps, fit_frames=frames, width=width, ci_prob=ci_prob, metrics=metrics)
+    written, figure_paths = _write_figures(figs, out, progress)
+    _log(progress, "writing tables")
+    table_frames = report_tables(metrics, frames, fit, ci_prob)
+    table_paths = [p for name, (frame, cap) in table_frames.items()
+                   for p in tables.write_table(frame, out / "tables", name, cap)]
+    seed = fit.seed if fit is not None else seed
+    digest = fit.data_hash if fit is not None else _data_hash(ep, steps)
+    blocks = report_blocks(load_result, metrics, frames, fit, figure_paths, table_frames, ci_prob, seed, digest)
+    md, html_path = out / "report.md", out / "report.html"
+    md.write_text(to_markdown(blocks), encoding="utf-8")
+    html_path.write_text(to_html(blocks, TITLE, out), encoding="utf-8")
+    if figures_dir is not None:
+        Path(figures_dir).mkdir(parents=True, exist_ok=True)
+        for p in written:
+            shutil.copy2(p, Path(figures_dir) / p.name)
+    _log(progress, f"report: {md} and {html_path}" + ("" if started is None else f" ({time.time() - started:.0f} s)"))
+    return {"figures": written, "tables": table_paths, "markdown": md, "html": html_path}
+
+
+def _data_hash(episodes, steps) -> str:
+    from ..model.fit import data_hash
+
+    return data_hash(episodes, steps)
+
+
+def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
+               figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto") -> dict:
+    """Ingest ``paths``, compute metrics, fit the model (unless ``fit_model=False``), then
+    :func:`write_report`. Raises ``ValueError`` for input that cannot be read."""
+    from ..ingest import ingest
+
+    started = time.time()
+    out = Path(out_dir)
+    _log(progress, f"ingesting {', '.join(str(p) for p in paths)}")
+    load_result, metrics = ingest(paths, out, format=format)
+    _log(progress, str(load_result))
+    if load_result.n_accepted == 0:
+        raise ValueError("no episode could be read from the given paths; see quarantine.jsonl in the output folder")
+    if ci_prob != DEFAULT_CI_PROB:  # ingest wrote its metrics at the default probability: rewrite them
+        metrics = compute_all(load_result.episodes, load_result.steps, ci_prob=ci_prob)
+        write_metrics(metrics, out)
+    fit = None
+    if fit_model:
+        from ..model import fit as fit_fn
+
+        _log(progress, f"fitting the model ({chains} chains × {draws} draws, seed {seed})")
+        fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress)
+        fit.to_dir(out)
+        _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
+             + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
+    return write_report(load_result, out, fit=fit, ci_prob=ci_prob, seed=seed, figures_dir=figures_dir,
+                        progress=progress, started=started, metrics=metrics)
