@@ -20,7 +20,7 @@ COMMAND_MODULES = (
     "rtanalysis.ingest_cli",
     "rtanalysis.simulate.cli",
     "rtanalysis.model.cli",
-    "rtanalysis.report",
+    "rtanalysis.report.cli",
 )
 
 #: exceptions that mean bad input or arguments, not a bug: one line on stderr and exit status 2

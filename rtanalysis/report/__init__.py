@@ -3,8 +3,7 @@
 power note), :mod:`.template` (Markdown and the jinja2 HTML page) and :mod:`.cli` (the
 ``report`` and ``demo`` commands)."""
 
-from .cli import add_cli
 from .document import TITLE, report_blocks, report_tables
 from .pipeline import load_or_fit, run_report, write_report
 
-__all__ = ["TITLE", "add_cli", "load_or_fit", "report_blocks", "report_tables", "run_report", "write_report"]
+__all__ = ["TITLE", "load_or_fit", "report_blocks", "report_tables", "run_report", "write_report"]
