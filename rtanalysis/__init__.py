@@ -25,11 +25,18 @@ def load(paths, format: str = "auto", **options) -> LoadResult:
     return _load(paths, format=format, **options)
 
 
-def example_data():
-    """Path of the bundled example benchmark (rtlog files, ``truth.csv``, a response-slot table)."""
+#: the bundled examples (folders under rtanalysis/data/)
+EXAMPLES = ("example", "realtimegym")
+
+
+def example_data(name: str = "example"):
+    """Path of a bundled example: ``"example"`` (simulated benchmark with known truth: rtlog files,
+    ``truth.csv``, a response-slot table) or ``"realtimegym"`` (RealtimeGym runs converted to rtlog)."""
     from importlib.resources import files
 
-    return files("rtanalysis") / "data" / "example"
+    if name not in EXAMPLES:
+        raise ValueError(f"unknown example {name!r}; bundled examples: {', '.join(EXAMPLES)}")
+    return files("rtanalysis") / "data" / name
 
 
 def __getattr__(name):

@@ -494,6 +494,7 @@ class EpisodeSink:
         n_ep = len(self._ep_rows)
         ep_index = np.repeat(np.arange(n_ep), ep["n_steps"])
         cols = _concat_chunks(self._chunks)
+        cols["fallback"] = _fallback_by_run(cols["fallback"], ep["run_id"], ep_index)
         paused = pc.equal(ep["clock"], "paused").to_numpy(zero_copy_only=False)
         timing = _timing(cols["latency"], cols["window_open"], cols["window_close"], paused[ep_index],
                          cols["valid_at_exec"], cols["fallback"], cols["correct_at_obs"])
@@ -752,6 +753,23 @@ def derive_timing(steps: pd.DataFrame) -> pd.DataFrame:
                 steps["window_close"].to_numpy(float), steps["clock"].to_numpy() == "paused",
                 _codes(steps["valid_at_exec"]), _codes(steps["fallback"]), _codes(steps["correct_at_obs"]))
     return pd.DataFrame(_timing_columns(t), index=steps.index)
+
+
+def _fallback_by_run(fallback: np.ndarray, run_id: pa.Array, ep_index: np.ndarray) -> np.ndarray:
+    """The ``fallback`` rule (docs/rtlog-v1.md): a run that logs ``fallback`` on any decision logs it
+    on every decision, so there a decision without the field did not fall back (code 0, false).
+
+    Harnesses write ``fallback: true`` only where a default action was played; reading the other
+    decisions as unlabelled would make every fallback rate 1. Runs that never log it stay unknown.
+    """
+    absent = fallback < 0
+    if not absent.any() or absent.all():
+        return fallback
+    step_run = pc.dictionary_encode(run_id).indices.to_numpy(zero_copy_only=False)[ep_index]
+    run_logs = np.bincount(step_run[~absent], minlength=len(run_id)) > 0
+    out = fallback.copy()
+    out[absent & run_logs[step_run]] = 0
+    return out
 
 
 def _per_episode_sum(values: np.ndarray, ep_index: np.ndarray, n: int) -> np.ndarray:

@@ -368,12 +368,12 @@ def run_report(paths, out_dir, draws: int = 1000, chains: int = 4, seed: int = 0
 # CLI
 
 
-def example_data_path() -> Path:
+def example_data_path(name: str = "example") -> Path:
     """The bundled example logs (shipped inside the package; see :func:`rtanalysis.example_data`)."""
     from . import example_data
     from .cli import CLIError
 
-    path = Path(str(example_data()))
+    path = Path(str(example_data(name)))
     if not path.is_dir():
         raise CLIError(f"the bundled example data is missing from this installation ({path})")
     return path
@@ -402,7 +402,10 @@ def add_cli(sub) -> None:
     _add_fit_options(p)
     p.set_defaults(func=_run)
     d = sub.add_parser("demo", help="the full report on the bundled example data",
-                       description="Run `rtanalysis report` on the bundled simulated example (known truth).")
+                       description="Run `rtanalysis report` on a bundled example: the simulated benchmark "
+                                   "with known truth (default), or RealtimeGym runs converted to rtlog.")
+    d.add_argument("--example", choices=["example", "realtimegym"], default="example",
+                   help="which bundled example (default: example, the simulated benchmark)")
     _add_fit_options(d, out="rtanalysis-demo", draws=500, chains=2)
     d.set_defaults(func=_run_demo)
 
@@ -428,7 +431,7 @@ def _run(args) -> int:
 
 def _run_demo(args) -> int:
     _check_args(args)
-    res = run_report([example_data_path()], args.out, draws=args.draws, chains=args.chains, seed=args.seed,
+    res = run_report([example_data_path(args.example)], args.out, draws=args.draws, chains=args.chains, seed=args.seed,
                      interval=args.interval, figures_dir=args.figures, fit_model=not args.no_fit, progress=not args.quiet)
     print(f"demo report written: {res['markdown']}, {res['html']}")
     return 0
