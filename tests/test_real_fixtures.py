@@ -67,7 +67,7 @@ def test_realtimegym_episode_fields_match_the_raw_files(rtg):
         results = re.findall(r"seed: (\d+) reward: (\S+) total_time", args_log.read_text())
         for csv_path in sorted(run_dir.glob("*.csv*")):
             raw = _raw_csv(csv_path)
-            row = ep.loc[(run_dir.name, csv_path.name.split(".")[0])]
+            row = ep.loc[(f"{run_dir.parent.name}:{run_dir.name}", csv_path.name.split(".")[0])]
             meta = json.loads(row["meta"])
             assert row["n_steps"] == len(raw)
             # the final cumulative reward is the score args.log records for that episode
@@ -85,7 +85,8 @@ def test_realtimegym_decisions_match_the_raw_csvs(rtg):
         run_dir = csv_path.parent
         args = _args(run_dir)
         raw = _raw_csv(csv_path)
-        mine = st[(st["run_id"] == run_dir.name) & (st["episode_id"] == csv_path.name.split(".")[0])]
+        run_id = f"{run_dir.parent.name}:{run_dir.name}"  # <model>:<directory>; folders named by model
+        mine = st[(st["run_id"] == run_id) & (st["episode_id"] == csv_path.name.split(".")[0])]
         tp = float(args["time_pressure"])
         acted = raw["action"] != ""
         assert list(mine["no_action"]) == list(~acted)

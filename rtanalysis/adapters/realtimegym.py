@@ -324,7 +324,9 @@ def _episode(run_dir, name, settings, repeat, index, steps, res: ResultLine, rul
     conditions["time_unit"] = TIME_UNITS[settings["time_unit"]]
     return {
         "schema": "rtlog/1",
-        "run_id": run_dir.name,
+        # the directory name alone is not unique: runs of two models started in the same second
+        # with the same setting get the same name (seen in real runs)
+        "run_id": f"{name}:{run_dir.name}",
         "episode_id": f"{repeat}_{index}",
         "model": name,
         "task": f"{game}_{settings['cognitive_load']}_seed{index}",

@@ -6,6 +6,7 @@ tokens are counted but not returned, as with hosted reasoning models). In stream
 answer arrives in chunks spread over a generation time proportional to the tokens.
 """
 import hashlib
+import os
 import random
 import threading
 import time
@@ -33,7 +34,10 @@ def _rng(messages, model):
     with _lock:
         _counter[0] += 1
         k = _counter[0]
-    h = hashlib.sha256((model + str(k) + messages[-1].get("content", "")[-200:]).encode()).hexdigest()
+    # the worker's pid too: forked workers share the counter, and a deterministic game (Overcooked
+    # ignores the seed) would otherwise replay the same episode for every seed
+    key = f"{model}:{os.getpid()}:{k}:" + messages[-1].get("content", "")[-200:]
+    h = hashlib.sha256(key.encode()).hexdigest()
     return random.Random(int(h[:16], 16))
 
 
