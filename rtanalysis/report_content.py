@@ -109,7 +109,8 @@ def observed_headline(episodes: pd.DataFrame, clock: str, level: float) -> pd.Da
     out["p_success_lo"], out["p_success_hi"] = wilson(out["k"], out["n"], level)
     failed = ep[~ep["success"]]
     typed = failed[failed["failure_type"].isin(["capability", "timing", "both"])]
-    kt = typed.groupby("model")["failure_type"].apply(lambda s: (s == "timing").sum())
+    # a comparison summed per group stays numeric when no failure is typed (apply on an empty frame is text)
+    kt = (typed["failure_type"] == "timing").groupby(typed["model"]).sum()
     nt = typed.groupby("model").size()
     out["share_timing"] = (kt / nt).reindex(out.index)
     out["share_timing_lo"], out["share_timing_hi"] = wilson(kt.reindex(out.index).fillna(0),
