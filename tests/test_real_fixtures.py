@@ -115,7 +115,7 @@ def test_realtimegym_planning_runs_fall_back_sometimes(rtg):
 
 
 def test_inspect_logs_load_and_match_inspects_reader():
-    from inspect_ai.log import read_eval_log
+    read_eval_log = pytest.importorskip("inspect_ai.log").read_eval_log
 
     path = REAL / "inspect"
     assert detect_format(path) == "inspect"
@@ -163,6 +163,8 @@ def test_slot_table_outcomes_match_a_hand_count():
 
 @pytest.mark.parametrize("fixture", ["realtimegym", "inspect", "response_slots"])
 def test_ingest_exits_zero(fixture, tmp_path, capsys):
+    if fixture == "inspect":
+        pytest.importorskip("inspect_ai")
     path = REAL / fixture / "slots.csv" if fixture == "response_slots" else REAL / fixture
     code = cli.main(["ingest", str(path), "--out", str(tmp_path / "out")])
     assert code == 0
