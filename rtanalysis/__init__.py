@@ -8,7 +8,7 @@ decomposition, counterfactuals), :mod:`~rtanalysis.plots`, :mod:`~rtanalysis.tab
 Errors the stages raise on purpose are in the leaf :mod:`rtanalysis.errors`.
 """
 
-from .about import __version__, example_data
+from .about import EXAMPLES, __version__, example_data
 from .load import EpisodeSink, LoadResult, json_schema, load_rtlog
 from .adapters import load  # after .load: the name `rtanalysis.load` is this function, not the module
 
@@ -22,4 +22,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["EpisodeSink", "LoadResult", "example_data", "json_schema", "load", "load_rtlog", "fit", "__version__"]
+__all__ = ["EXAMPLES", "EpisodeSink", "LoadResult", "example_data", "json_schema", "load", "load_rtlog", "fit", "__version__"]

@@ -11,6 +11,13 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 
-def example_data():
-    """Path of the bundled example benchmark (rtlog files, ``truth.csv``, a response-slot table)."""
-    return files("rtanalysis") / "data" / "example"
+#: the bundled examples (folders under rtanalysis/data/)
+EXAMPLES = ("example", "realtimegym")
+
+
+def example_data(name: str = "example"):
+    """Path of a bundled example: ``"example"`` (simulated benchmark with known truth: rtlog files,
+    ``truth.csv``, a response-slot table) or ``"realtimegym"`` (RealtimeGym runs converted to rtlog)."""
+    if name not in EXAMPLES:
+        raise ValueError(f"unknown example {name!r}; bundled examples: {', '.join(EXAMPLES)}")
+    return files("rtanalysis") / "data" / name

@@ -72,13 +72,14 @@ def test_fallback_by_hand():
     res = load_fixture()
     fb = fallback_summary(res.episodes, res.steps)
     wall = row(fb, model="mA", clock="wall")
-    # labelled decisions: a1 s0 False, a1 s1 False, a2 s1 True -> 1 fallback of 3 labelled
-    assert (wall["n_episodes"], wall["n_decisions"], wall["n_labelled"], wall["n_fallback"]) == (5, 10, 3, 1)
-    assert wall["fallback_rate"] == pytest.approx(1 / 3)
-    # episodes with a label: a1 (0 fallbacks), a2 (1) -> mean 0.5, share with any 0.5
-    assert wall["n_episodes_labelled"] == 2
-    assert wall["fallback_per_episode"] == pytest.approx(0.5)
-    assert wall["share_episodes_with_fallback"] == pytest.approx(0.5)
+    # run r1 logs `fallback` (a1: false, false; a2: -, true), so by the fallback rule every
+    # decision of r1 without the field is false: 1 fallback (a2 s1) of all 10 decisions
+    assert (wall["n_episodes"], wall["n_decisions"], wall["n_labelled"], wall["n_fallback"]) == (5, 10, 10, 1)
+    assert wall["fallback_rate"] == pytest.approx(1 / 10)
+    # every mA wall episode has decisions, all labelled: a2 has 1 fallback -> mean 1/5, share 1/5
+    assert wall["n_episodes_labelled"] == 5
+    assert wall["fallback_per_episode"] == pytest.approx(0.2)
+    assert wall["share_episodes_with_fallback"] == pytest.approx(0.2)
     mb = row(fb, model="mB")
     assert np.isnan(mb["fallback_rate"]) and np.isnan(mb["fallback_per_episode"])  # no labels: not 0
 

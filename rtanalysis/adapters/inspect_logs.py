@@ -7,10 +7,13 @@ set a time or working limit; with neither, nothing could be late, so the clock i
 (timing cannot fail and a failed sample is a capability failure).
 
 Each episode gets one decision at ``t_obs = 0``: latency = ``working_time`` (``total_time`` is kept
-in ``meta``), window ``[0, limit]`` where the eval configured a working (else time) limit. A sample
-stopped by a ``time`` or ``working`` limit gave no answer in time: the decision is **no action**
-(silent), a timing failure. Otherwise ``correct_at_obs`` = ``success``: the sample finished inside
-its limits, so a wrong answer is a content (capability) failure. Samples stopped by other limits
+in ``meta``), window ``[0, time_limit]`` where the eval set a time limit. A sample stopped by a
+``time`` or ``working`` limit gave no answer in time: the decision is **no action** (silent), a
+timing failure. Otherwise ``correct_at_obs`` = ``success`` and, under a limit, ``valid_at_exec`` =
+true: the sample finished inside its limits as inspect judged them, so a wrong answer is a content
+(capability) failure. A ``working_limit`` gives no window: inspect checks it only when the sample
+calls the model or a tool, so a sample that finished can show a ``working_time`` above the limit
+(seen in real logs); inspect's verdict is the timing truth there. Samples stopped by other limits
 (tokens, messages, cost) keep their latency; the limit is in ``meta.limit``.
 
 ``success`` comes from the score column ``score_<scorer>``: inspect's ``C``/``I`` (and 1/0,
@@ -139,13 +142,12 @@ def _success(value, col: str, rule) -> tuple[bool, float | None]:
     raise RecordError(col, f"non-binary score {text!r}: pass success_rule (a threshold or a function of the value)")
 
 
-def _limit(row) -> float | None:
-    for key in ("working_limit", "time_limit"):
-        v = row.get(key)
-        if not is_missing(v):
-            x = float(v)
-            if math.isfinite(x) and x > 0:
-                return x
+def _limit(row, key: str) -> float | None:
+    v = row.get(key)
+    if not is_missing(v):
+        x = float(v)
+        if math.isfinite(x) and x > 0:
+            return x
     return None
 
 
@@ -159,7 +161,11 @@ def _episode(row: dict, col: str, rule) -> dict:
     working = to_float(row.get("working_time"), "working_time")
     limit = None if is_missing(row.get("limit")) else str(row["limit"])
     step = {"t_obs": 0.0}
-    window = _limit(row)
+    # time_limit is hard (a cancel scope): it is the window. working_limit is checked only when the
+    # sample yields to inspect (model and tool calls), so a finished sample's working_time can pass
+    # it: no window then, and inspect's own verdict (not stopped = in time) is valid_at_exec.
+    window = _limit(row, "time_limit")
+    timed = window is not None or _limit(row, "working_limit") is not None
     if window is not None:
         step["window"] = [0.0, window]
     if limit in TIMING_LIMITS:
@@ -167,6 +173,8 @@ def _episode(row: dict, col: str, rule) -> dict:
     elif working is not None:
         step["latency"] = working
         step["correct_at_obs"] = bool(success)
+        if timed:
+            step["valid_at_exec"] = True
     else:
         raise RecordError("working_time", "missing: the sample's latency is unknown")
     task = str(row["task_name"])
@@ -178,14 +186,15 @@ def _episode(row: dict, col: str, rule) -> dict:
         "model": str(row["model"]),
         "task": f"{task}/{sample}",
         "task_type": task,
-        "clock": "wall" if window is not None else "paused",
+        "clock": "wall" if timed else "paused",
         "time_unit": "s",
         "success": bool(success),
         "score": numeric,
         "steps": [step],
         "meta": {"source": "inspect", "limit": limit, "limit_reason": None if is_missing(row.get("limit_reason"))
                  else str(row["limit_reason"]), "total_time": to_float(row.get("total_time"), "total_time"),
-                 "working_time": working, "total_tokens": None if is_missing(row.get("total_tokens"))
+                 "working_time": working, "working_limit": _limit(row, "working_limit"),
+                 "time_limit": window, "total_tokens": None if is_missing(row.get("total_tokens"))
                  else int(row["total_tokens"]), "log": str(row["log"])},
     }
 

@@ -17,9 +17,13 @@ Decisions made here, since the files do not say:
   tick's end, latency = ``min(model2_token_num, time_pressure)``. A planning step whose plan cell is
   empty played the default action because nothing was ready: ``fallback = true`` with latency =
   ``time_pressure`` (the default lands at the tick's end), which rtlog counts as a timing miss.
+* Seconds-mode CSVs have no ``plan`` column (nor prompts or responses): whether a planning agent's
+  step fell back cannot be told, so ``fallback`` is left out there (unknown), not false.
 * Seconds mode (and published JSON) log no per-decision time. Under the step clock an action always
   takes effect at the tick's end, so latency = ``time_pressure`` there (on time unless ``fallback``):
   the *timing* signal is the fallback flag only; latency carries no information in these files.
+  Every such episode says so: ``meta.latency_source = "tick"`` (token mode: ``"tokens"``), so the
+  model can treat its latencies as uninformative instead of fitting a zero-spread distribution.
 * An empty ``action`` cell (agile runs have no default action) is no action at all (``silent``).
 * ``seed`` is the CSV's seed index (stable across runs); the environment's mapped seed recorded in
   ``args.log`` is ``meta.env_seed``. CSVs are matched to ``args.log`` result lines by seed and final
@@ -58,6 +62,8 @@ LOADS = ("E", "M", "H")
 MODES = ("reactive", "planning", "agile")
 #: harness time unit -> rtlog time_unit
 TIME_UNITS = {"token": "tokens", "seconds": "s"}
+#: what a decision's latency is in each time unit: measured tokens, or the tick length (not measured)
+LATENCY_SOURCE = {"token": "tokens", "seconds": "tick"}
 #: older harness versions named some arguments differently
 ARG_ALIASES = {"system": "mode", "budget_format": "time_unit"}
 LEGACY_UNITS = {"time": "seconds"}
@@ -65,7 +71,8 @@ LEGACY_UNITS = {"time": "seconds"}
 RUN_DIR_NAME = re.compile(r"^(?P<game>[a-z]+)_(?P<load>[A-Z])_(?P<tp>\d+)_(?P<mode>[a-z]+)_(?P<ib>\d+)(_\d{8}_\d{6})?$")
 RESULT_LINE = re.compile(r"^seed: (?P<seed>\S+) reward: (?P<reward>\S+) total_time: (?P<time>\S+)\s*$")
 DASH_LINE = re.compile(r"^-{3,}\s*$")
-CSV_NAME = re.compile(r"^(?P<repeat>\d+)_(?P<index>\d+)\.csv$")
+#: the harness writes ``<repeat>_<seed index>.csv``; archived copies may be gzip or xz compressed
+CSV_NAME = re.compile(r"^(?P<repeat>\d+)_(?P<index>\d+)\.csv(\.gz|\.xz)?$")
 CSV_COLUMNS = ("action", "reward", "plan", "model1_token_num", "model2_token_num")
 #: the thread whose tokens time the decision, and the CSV columns each mode needs
 MODE_COLUMNS = {
@@ -271,7 +278,7 @@ def _read_run_dir(run_dir: Path, sink: EpisodeSink, model: ModelOption, rule, se
     sink.open_file(str(args_log))
     header, results = parse_args_log(args_log, sink)
     csvs = sorted(
-        ((int(m["repeat"]), int(m["index"]), q) for q in run_dir.glob("*.csv") if (m := CSV_NAME.match(q.name))),
+        ((int(m["repeat"]), int(m["index"]), q) for q in run_dir.glob("*.csv*") if (m := CSV_NAME.match(q.name))),
         key=lambda t: (t[1], t[0]),
     )
     try:
@@ -317,7 +324,9 @@ def _episode(run_dir, name, settings, repeat, index, steps, res: ResultLine, rul
     conditions["time_unit"] = TIME_UNITS[settings["time_unit"]]
     return {
         "schema": "rtlog/1",
-        "run_id": run_dir.name,
+        # the directory name alone is not unique: runs of two models started in the same second
+        # with the same setting get the same name (seen in real runs)
+        "run_id": f"{name}:{run_dir.name}",
         "episode_id": f"{repeat}_{index}",
         "model": name,
         "task": f"{game}_{settings['cognitive_load']}_seed{index}",
@@ -329,7 +338,7 @@ def _episode(run_dir, name, settings, repeat, index, steps, res: ResultLine, rul
         "success": rule(score),
         "score": score,
         "steps": steps,
-        "meta": {"source": "realtimegym", "repeat": repeat, "env_seed": res.env_seed, "raw_score": _number(res.reward),
+        "meta": {"source": "realtimegym", "latency_source": LATENCY_SOURCE[settings["time_unit"]], "repeat": repeat, "env_seed": res.env_seed, "raw_score": _number(res.reward),
                  "total_time_s": res.total_time, "args_log_line": res.line},
     }
 
@@ -393,23 +402,17 @@ def _csv_steps(csv: Path, settings: dict) -> tuple[list[dict], float]:
     Reads only the columns needed (Overcooked CSVs run to megabytes). ``line`` in errors is the
     1-based data row (the header is row 0).
     """
-    with open(csv, "rb") as fh:
-        fh.seek(0, 2)
-        size = fh.tell()
-        if size:
-            fh.seek(-1, 2)
-            if fh.read(1) != b"\n":
-                raise RecordError("<file>", "truncated: the CSV does not end with a complete row")
+    source = _csv_source(csv)
     try:
-        frame = pd.read_csv(csv, usecols=lambda c: c in CSV_COLUMNS, dtype=str, keep_default_na=False)
+        frame = pd.read_csv(source, usecols=lambda c: c in CSV_COLUMNS, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as e:
         msg = str(e).strip().splitlines()[0][:200]
         if "EOF inside string" in msg:
             raise RecordError("<file>", f"truncated: the CSV ends inside a quoted field ({msg})") from None
         raise RecordError("<file>", f"not a readable CSV: {msg}") from None
     token_mode = settings["time_unit"] == "token"
-    needed = ("action", "reward") + (MODE_COLUMNS[settings["mode"]] if token_mode else
-                                     tuple(c for c in MODE_COLUMNS[settings["mode"]] if c == "plan"))
+    # seconds mode logs no plan, prompts or responses (the harness's log_thinking is off there)
+    needed = ("action", "reward") + (MODE_COLUMNS[settings["mode"]] if token_mode else ())
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise RecordError(missing[0], f"CSV lacks column(s) {', '.join(missing)} needed for a {settings['mode']} "
@@ -433,8 +436,10 @@ def _csv_steps(csv: Path, settings: dict) -> tuple[list[dict], float]:
         if any(v is not None and v < 0 for v in tok.values()):
             raise _RowError(row, "token_num", f"row {row}: token counts must be >= 0, got {tok}")
         action = cols["action"][k]
-        fallback = mode == "planning" and is_missing(cols["plan"][k])
-        step = {"t_obs": k * tp, "window": [0, tp], "fallback": fallback, "reward": reward - prev}
+        fallback = _fallback(mode, cols, k)
+        step = {"t_obs": k * tp, "window": [0, tp], "reward": reward - prev}
+        if fallback is not None:
+            step["fallback"] = fallback
         prev = reward
         used = [v for v in tok.values() if v is not None]
         if used:
@@ -446,6 +451,43 @@ def _csv_steps(csv: Path, settings: dict) -> tuple[list[dict], float]:
             step["latency"] = _latency(mode, token_mode, fallback, tok, tp, row)
         steps.append(step)
     return steps, prev
+
+
+def _csv_source(csv: Path):
+    """The CSV to parse (its decompressed bytes when archived); a file cut mid-row is an error."""
+    if csv.suffix in (".gz", ".xz"):
+        import gzip
+        import io
+        import lzma
+
+        try:
+            data = (gzip.decompress if csv.suffix == ".gz" else lzma.decompress)(csv.read_bytes())
+        except (OSError, EOFError, lzma.LZMAError) as e:
+            raise RecordError("<file>", f"not a readable {csv.suffix[1:]} file: {e}") from None
+        if data and not data.endswith(b"\n"):
+            raise RecordError("<file>", "truncated: the CSV does not end with a complete row")
+        return io.BytesIO(data)
+    with open(csv, "rb") as fh:
+        fh.seek(0, 2)
+        if fh.tell():
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                raise RecordError("<file>", "truncated: the CSV does not end with a complete row")
+    return csv
+
+
+def _fallback(mode: str, cols: dict, k: int) -> bool | None:
+    """Whether step ``k`` played the default action because nothing was ready; None if the CSV cannot tell.
+
+    Reactive agents always act (budget forcing completes the answer) and agile agents have no
+    default action: false. A planning agent fell back where its plan cell is empty; seconds-mode
+    CSVs have no plan column, so there it is unknown (and stays unknown: the run logs no fallback).
+    """
+    if mode != "planning":
+        return False
+    if "plan" not in cols:
+        return None
+    return is_missing(cols["plan"][k])
 
 
 def _latency(mode, token_mode, fallback, tok, tp, row) -> float:
@@ -557,7 +599,7 @@ def _published_episode(path: Path, name: str, rule) -> dict:
         "success": rule(norm),
         "score": norm,
         "steps": steps,
-        "meta": {"source": "realtimegym-json", "raw_score": _number(score)},
+        "meta": {"source": "realtimegym-json", "latency_source": "tick", "raw_score": _number(score)},
     }
 
 

@@ -69,6 +69,23 @@ def _timing_columns(t: dict) -> dict:
     }
 
 
+def _fallback_by_run(fallback: np.ndarray, run_id: pa.Array, ep_index: np.ndarray) -> np.ndarray:
+    """The ``fallback`` rule (docs/rtlog-v1.md): a run that logs ``fallback`` on any decision logs it
+    on every decision, so there a decision without the field did not fall back (code 0, false).
+
+    Harnesses write ``fallback: true`` only where a default action was played; reading the other
+    decisions as unlabelled would make every fallback rate 1. Runs that never log it stay unknown.
+    """
+    absent = fallback < 0
+    if not absent.any() or absent.all():
+        return fallback
+    step_run = pc.dictionary_encode(run_id).indices.to_numpy(zero_copy_only=False)[ep_index]
+    run_logs = np.bincount(step_run[~absent], minlength=len(run_id)) > 0
+    out = fallback.copy()
+    out[absent & run_logs[step_run]] = 0
+    return out
+
+
 def _per_episode_sum(values: np.ndarray, ep_index: np.ndarray, n: int) -> np.ndarray:
     """How many of each episode's decisions have ``values`` (a boolean mask over decisions) true."""
     return np.bincount(ep_index[values], minlength=n).astype(np.int64, copy=False)

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from .. import schema
 from .arrow import _F64, _POOL, _TEXT_ARROW, _text
-from .decisions import _failure_types, _per_episode_sum, _timing, _timing_columns
+from .decisions import _failure_types, _fallback_by_run, _per_episode_sum, _timing, _timing_columns
 from .result import LoadResult
 from .validation import _STEP_BOOLS, LATENCY_TOLERANCE, explain
 
@@ -240,6 +240,7 @@ class EpisodeSink:
         n_ep = len(self._ep_rows)
         ep_index = np.repeat(np.arange(n_ep), ep["n_steps"])
         cols = _concat_chunks(self._chunks)
+        cols["fallback"] = _fallback_by_run(cols["fallback"], ep["run_id"], ep_index)
         paused = pc.equal(ep["clock"], "paused").to_numpy(zero_copy_only=False)
         timing = _timing(cols["latency"], cols["window_open"], cols["window_close"], paused[ep_index],
                          cols["valid_at_exec"], cols["fallback"], cols["correct_at_obs"])

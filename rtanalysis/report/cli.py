@@ -16,11 +16,11 @@ def _cli_error(msg: str):
     return UsageError(msg)
 
 
-def example_data_path() -> Path:
+def example_data_path(name: str = "example") -> Path:
     """The bundled example logs (shipped inside the package; see :func:`rtanalysis.example_data`)."""
     from ..about import example_data
 
-    path = Path(str(example_data()))
+    path = Path(str(example_data(name)))
     if not path.is_dir():
         raise _cli_error(f"the bundled example data is missing from this installation ({path})")
     return path
@@ -50,7 +50,10 @@ def add_cli(sub) -> None:
     _add_fit_options(p)
     p.set_defaults(func=_run)
     d = sub.add_parser("demo", help="the full report on the bundled example data",
-                       description="Run `rtanalysis report` on the bundled simulated example (known truth).")
+                       description="Run `rtanalysis report` on a bundled example: the simulated benchmark "
+                                   "with known truth (default), or RealtimeGym runs converted to rtlog.")
+    d.add_argument("--example", choices=["example", "realtimegym"], default="example",
+                   help="which bundled example (default: example, the simulated benchmark)")
     _add_fit_options(d, out="rtanalysis-demo", draws=500, chains=2)
     d.set_defaults(func=_run_demo)
 
@@ -80,6 +83,6 @@ def _run(args) -> int:
 
 
 def _run_demo(args) -> int:
-    res = _report(args, [example_data_path()])
+    res = _report(args, [example_data_path(args.example)])
     print(f"demo report written: {res['markdown']}, {res['html']}")
     return 0
