@@ -19,7 +19,7 @@ def test_fit_cli_writes_outputs(tmp_path, capsys):
     rc = main(["fit", str(log), "--out", str(out), "--draws", "100", "--tune", "100", "--chains", "2", "--seed", "3"])
     assert rc == 0
     text = capsys.readouterr()
-    assert "diagnostics:" in text.out and "compiling model" in text.err
+    assert "diagnostics:" in text.out and "setting up the model" in text.err
     dec = pd.read_csv(out / "decomposition.csv")
     assert len(dec) == 6 and dec["p_success"].between(0, 1).all()
     info = json.loads((out / "diagnostics.json").read_text())

@@ -44,8 +44,9 @@ def _data(name, values, dtype):
 
 def latency_params(d: ModelData):
     """(mu, log_sigma) tensors over the full (unit, model, task_type) grid, inside a model context."""
-    c0 = _prior("c0", dims="unit", center=d.log_ref["center"].to_numpy())
-    s0 = _prior("s0", dims="unit", log_scale=np.log(d.log_ref["scale"].to_numpy()))
+    # the centring values are data (not constants baked into the graph): same compiled function for any data
+    c0 = _prior("c0", dims="unit", center=_data("ref_center", d.log_ref["center"], "float64"))
+    s0 = _prior("s0", dims="unit", log_scale=_data("ref_log_scale", np.log(d.log_ref["scale"]), "float64"))
     # latency cells hold hundreds of decisions: the centred form samples well there (non-centred
     # effects with tight data make a funnel); zero-sum effects keep c0/s0 identified
     sd_m, sd_k, sd_mk = _scale("sd_model_lat"), _scale("sd_type_lat"), _scale("sd_model_type_lat")
@@ -76,7 +77,7 @@ def binned_latency(d: ModelData, mu, sigma, nu=None):
 def latency_cells(d: ModelData):
     """(mu, sigma) of each row of ``d.latency`` (padded to one row when empty), in a model context."""
     mu_g, ls_g = latency_params(d)
-    L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0})
+    L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0, "informative": True})
     cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
     return L, mu_g[cu, cm, ck], ls_g[cu, cm, ck]
 
@@ -88,119 +89,155 @@ def _pad(table, zero_row: dict):
     return table if len(table) else pd.DataFrame({k: [v] for k, v in zero_row.items()})
 
 
+def _dim(name: str):
+    """The symbolic length of dim ``name`` (a shared variable of the model, not a constant)."""
+    return pm.modelcontext(None).dim_lengths[name]
+
+
 def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` is ``normal`` (sufficient statistics) or ``t``
     (Student-t on binned log-latency)."""
     if latency_family not in ("normal", "t"):
         raise ValueError(f"latency_family must be 'normal' or 't', got {latency_family!r}")
-    # one graph structure for every dataset: an empty table becomes one zero-count row (adds 0 to
-    # the log-density) and a dataset without task ids gets one unused item, so the compiled
-    # log-density (PyTensor's on-disk cache) is reused across datasets of any size
+    # one graph for every dataset: an empty table becomes one zero-count row (adds 0 to the
+    # log-density), a dataset without task ids gets one unused item, data enter as pm.Data and sizes
+    # as the model's shared dim lengths, never as constants; so the compiled log-density (PyTensor's
+    # on-disk cache) is reused across datasets of any size and shape (see :mod:`.sampler`)
     coords = {"model": d.models, "task_type": d.task_types, "unit": d.units, "item": d.items or ["<none>"]}
     with pm.Model(coords=coords) as model:
-        # ---------------- latency
         # model/type effects are zero-sum (ZeroSumNormal): the intercepts are then identified, which
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
         L, mu, log_sigma = latency_cells(d)
-        sigma = pt.exp(log_sigma)
-        if latency_family == "normal":
-            n, s1, s2 = (_data(f"lat_{c}", L[c], "float64") for c in ("n", "s1", "s2"))
-            pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
-                                               - (s2 - 2 * mu * s1 + n * mu**2) / (2 * sigma**2)))
-        else:
-            nu = _prior("nu")
-            log_probs, counts = binned_latency(d, mu, sigma, nu)
-            pm.Potential("latency_obs", pt.sum(counts * log_probs))
-        # silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
-        # mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
-        # otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
-        # Marginalised over the indicator; the derived quantities draw it from its conditional.
-        silence = _prior("silence", dims="model")
-        prevalence = _prior("silence_prevalence")
-        C = _pad(d.censored, {"m": 0, "cell": 0, "log_close": 0.0, "count": 0})
-        cell = _data("cens_cell", C["cell"], "int64")
-        cm_ = _data("cens_m", C["m"], "int64")
-        log_c = _data("cens_log_close", C["log_close"], "float64")
-        count = _data("cens_count", C["count"], "float64")
-        if latency_family == "normal":
-            cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
-        else:
-            cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
-        log_s = pm.logccdf(cdist, log_c)
-        E = _pad(d.exposure, {"m": 0, "n_acted": 0})
-        em = _data("exp_m", E["m"], "int64")
-        en = _data("exp_n", E["n_acted"], "float64")
-        zeros = pt.zeros(len(d.models))
-        with_mode = pt.inc_subtensor(zeros[cm_], count * pt.logaddexp(pt.log(silence[cm_]),
-                                                                      pt.log1p(-silence[cm_]) + log_s))
-        with_mode = pt.inc_subtensor(with_mode[em], en * pt.log1p(-silence[em]))
-        without_mode = pt.inc_subtensor(zeros[cm_], count * log_s)
-        pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
-                                                           pt.log1p(-prevalence) + without_mode)))
-
-        # ---------------- capability
-        a0 = _prior("a0")
-        sd_a, sd_b, sd_g = _scale("sd_model_cap"), _scale("sd_type_cap"), _scale("sd_model_type_cap")
-        a_m = pm.ZeroSumNormal("model_cap", sigma=sd_a, dims="model")
-        b_k = pm.ZeroSumNormal("type_cap", sigma=sd_b, dims="task_type")
-        g_mk = pm.ZeroSumNormal("model_type_cap", sigma=sd_g, dims=("model", "task_type"), n_zerosum_axes=2)
-        eta_mk = a0 + a_m[:, None] + b_k[None, :] + g_mk
-        # an episode is capable when all its decisions are content-correct: the logit acts per decision
-        # and P(capable) = P(decision right)^(g_k·exp(β_k x)), g_k = the type's typical (geometric mean)
-        # number of decisions, x = log(decisions / g_k): β = 1 → every decision counts, β = 0 → length
-        # does not matter. Item effects then act per decision, so the same item moves a weak model's
-        # episode success more than a strong one's (as it does when an episode is a chain of decisions).
-        # offset_k puts logit 0 at P(capable) = 0.5 for a typical episode of the type.
-        length = _prior("length_cap", dims="task_type")
-        log_g = _data("type_log_g", d.type_log_g, "float64")
-        offset = _data("type_offset", d.type_offset, "float64")
-
-        def log_capable(m, k, i, x):
-            return pt.exp(log_g[k] + length[k] * x) * (-pt.softplus(-(eta_mk[m, k] + item_eff[i] + offset[k])))
-
-        z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
-        # index -1 (no task id) picks the appended 0: no item effect
-        # item SD per task type (items of different types are different kinds of problem); items are
-        # nested in types, so their mean within a type is removed (it is the type effect's job: left
-        # in, a0 / type effects / item means form a ridge that slowed mixing, R-hat 1.011 on the example)
-        sd_item = _prior("sd_item_cap", dims="task_type")
-        item_k = _data("item_type", d.item_type if len(d.items) else [0], "int64")
-        n_k = _data("type_n_items", np.maximum(np.bincount(d.item_type, minlength=len(d.task_types)), 1)
-                    if len(d.items) else np.ones(len(d.task_types)), "float64")
-        z_mean = pt.inc_subtensor(pt.zeros(len(d.task_types))[item_k], z_d) / n_k
-        item_eff = pt.concatenate([sd_item[item_k] * (z_d - z_mean[item_k]), pt.zeros(1)])
-        # timing fatality, a hurdle per task type: with probability ψ a missed window always kills the
-        # episode (f = 1, the common realtime rule), otherwise f ~ Beta. Marginalised over the
-        # indicator; its log-odds is kept for the derived quantities, which draw it per draw.
-        fatality = _prior("fatality", dims="task_type")
-        always = _prior("always_fatal")
-        n_types = len(d.task_types)
-
-        U = _pad(d.unlabelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "M": 0, "n": 0, "y": 0})
-        um, uk, ui = (_data(f"unl_{c}", U[c], "int64") for c in ("m", "k", "i"))
-        ux, uM, un, uy = (_data(f"unl_{c}", U[c], "float64") for c in ("x", "M", "n", "y"))
-        u_log_cap = log_capable(um, uk, ui, ux)
-        TL = _pad(d.timing_labelled, {"k": 0, "M": 0, "n": 0, "y": 0})
-        tk = _data("tim_k", TL["k"], "int64")
-        tM, tn, ty = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
-
-        def success_loglik(log1m_f):
-            """Per task type: log-likelihood of the success data given log(1 − f_k)."""
-            log_p = pt.minimum(u_log_cap + uM * log1m_f[uk], -1e-12)
-            out = pt.inc_subtensor(pt.zeros(n_types)[uk], uy * log_p + (un - uy) * pt.log1mexp(log_p))
-            # labelled capable episodes: y ~ Bernoulli(ε + (1 − 2ε)(1 − f)^M)
-            p = LEAK + (1 - 2 * LEAK) * pt.exp(tM * log1m_f[tk])
-            return pt.inc_subtensor(out[tk], ty * pt.log(p) + (tn - ty) * pt.log1p(-p))
-
-        graded = success_loglik(pt.log1p(-fatality))
-        fatal = success_loglik(pt.full(n_types, ALWAYS_FATAL_LOG1M))
-        log_odds = pt.log(always) + fatal - pt.log1p(-always) - graded
-        pm.Deterministic("always_fatal_log_odds", log_odds, dims="task_type")
-        pm.Potential("success", pt.sum(pt.logaddexp(pt.log(always) + fatal, pt.log1p(-always) + graded)))
-        CL = _pad(d.cap_labelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "n": 0, "capable": 0})
-        m, k, i = (_data(f"cap_{c}", CL[c], "int64") for c in ("m", "k", "i"))
-        x = _data("cap_x", CL["x"], "float64")
-        n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
-        log_cap = pt.minimum(log_capable(m, k, i, x), -1e-12)
-        pm.Potential("capable_labelled", pt.sum(c * log_cap + (n - c) * pt.log1mexp(log_cap)))
+        nu = _prior("nu") if latency_family == "t" else None
+        _latency_likelihood(d, L, mu, log_sigma, nu)
+        _silence_hurdle(d, mu, pt.exp(log_sigma), nu)
+        log_capable = _capability(d)
+        _success_likelihood(d, log_capable)
+        _capable_labelled(d, log_capable)
     return model
+
+
+def _latency_likelihood(d: ModelData, L, mu, log_sigma, nu) -> None:
+    """Acted decisions' log-latencies: Normal sufficient statistics, or binned Student-t."""
+    # a cell whose latencies are (nearly) constant, e.g. the tick length logged for every decision,
+    # has no spread to learn from (it would drive σ to 0): it stays out; its P(miss) comes from the
+    # logged misses (:class:`.derived.Deriver`)
+    keep = L["informative"].to_numpy(float) if "informative" in L else np.ones(len(L))
+    if nu is None:
+        n, s1, s2 = (_data(f"lat_{c}", L[c].to_numpy(float) * keep, "float64") for c in ("n", "s1", "s2"))
+        pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
+                                           - (s2 - 2 * mu * s1 + n * mu**2) / (2 * pt.exp(log_sigma) ** 2)))
+    else:
+        log_probs, counts = binned_latency(d, mu, pt.exp(log_sigma), nu)
+        pm.Potential("latency_obs", pt.sum(counts * _data("lat_keep", keep, "float64")[:, None] * log_probs))
+
+
+def _silence_hurdle(d: ModelData, mu, sigma, nu) -> None:
+    """Silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
+    mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
+    otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
+    Marginalised over the indicator; the derived quantities draw it from its conditional."""
+    silence = _prior("silence", dims="model")
+    prevalence = _prior("silence_prevalence")
+    C = _pad(d.censored, {"m": 0, "cell": 0, "log_close": 0.0, "count": 0})
+    cell = _data("cens_cell", C["cell"], "int64")
+    cm_ = _data("cens_m", C["m"], "int64")
+    log_c = _data("cens_log_close", C["log_close"], "float64")
+    count = _data("cens_count", C["count"], "float64")
+    if nu is None:
+        cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
+    else:
+        cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
+    log_s = pm.logccdf(cdist, log_c)
+    E = _pad(d.exposure, {"m": 0, "n_acted": 0})
+    em = _data("exp_m", E["m"], "int64")
+    en = _data("exp_n", E["n_acted"], "float64")
+    zeros = pt.zeros(_dim("model"))
+    with_mode = pt.inc_subtensor(zeros[cm_], count * pt.logaddexp(pt.log(silence[cm_]),
+                                                                  pt.log1p(-silence[cm_]) + log_s))
+    with_mode = pt.inc_subtensor(with_mode[em], en * pt.log1p(-silence[em]))
+    without_mode = pt.inc_subtensor(zeros[cm_], count * log_s)
+    pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
+                                                       pt.log1p(-prevalence) + without_mode)))
+
+
+def _item_effects(d: ModelData):
+    """Item effects (items, + a trailing 0 for "no task id"), centred within their task type."""
+    z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
+    # item SD per task type (items of different types are different kinds of problem); items are
+    # nested in types, so their mean within a type is removed (it is the type effect's job: left
+    # in, a0 / type effects / item means form a ridge that slowed mixing, R-hat 1.011 on the example)
+    sd_item = _prior("sd_item_cap", dims="task_type")
+    n_types = len(d.task_types)
+    item_k = _data("item_type", d.item_type if len(d.items) else [0], "int64")
+    n_k = _data("type_n_items", np.maximum(np.bincount(d.item_type, minlength=n_types), 1)
+                if len(d.items) else np.ones(n_types), "float64")
+    z_mean = pt.inc_subtensor(pt.zeros(_dim("task_type"))[item_k], z_d) / n_k
+    return pt.concatenate([sd_item[item_k] * (z_d - z_mean[item_k]), pt.zeros(1)])
+
+
+def _capability(d: ModelData):
+    """The capability part; returns ``log_capable(m, k, i, x)``, log P(episode capable).
+
+    An episode is capable when all its decisions are content-correct: the logit acts per decision
+    and P(capable) = P(decision right)^(g_k·exp(β_k x)), g_k = the type's typical (geometric mean)
+    number of decisions, x = log(decisions / g_k): β = 1 → every decision counts, β = 0 → length
+    does not matter. Item effects then act per decision, so the same item moves a weak model's
+    episode success more than a strong one's (as it does when an episode is a chain of decisions).
+    offset_k puts logit 0 at P(capable) = 0.5 for a typical episode of the type."""
+    a0 = _prior("a0")
+    sd_a, sd_b, sd_g = _scale("sd_model_cap"), _scale("sd_type_cap"), _scale("sd_model_type_cap")
+    a_m = pm.ZeroSumNormal("model_cap", sigma=sd_a, dims="model")
+    b_k = pm.ZeroSumNormal("type_cap", sigma=sd_b, dims="task_type")
+    g_mk = pm.ZeroSumNormal("model_type_cap", sigma=sd_g, dims=("model", "task_type"), n_zerosum_axes=2)
+    eta_mk = a0 + a_m[:, None] + b_k[None, :] + g_mk
+    length = _prior("length_cap", dims="task_type")
+    log_g = _data("type_log_g", d.type_log_g, "float64")
+    offset = _data("type_offset", d.type_offset, "float64")
+    item_eff = _item_effects(d)  # index -1 (no task id) picks the appended 0: no item effect
+
+    def log_capable(m, k, i, x):
+        return pt.exp(log_g[k] + length[k] * x) * (-pt.softplus(-(eta_mk[m, k] + item_eff[i] + offset[k])))
+
+    return log_capable
+
+
+def _success_likelihood(d: ModelData, log_capable) -> None:
+    """Episode success: unlabelled groups and labelled capable episodes, given the timing fatality.
+
+    Timing fatality is a hurdle per task type: with probability ψ a missed window always kills the
+    episode (f = 1, the common realtime rule), otherwise f ~ Beta. Marginalised over the indicator;
+    its log-odds is kept for the derived quantities, which draw it per draw."""
+    fatality = _prior("fatality", dims="task_type")
+    always = _prior("always_fatal")
+    U = _pad(d.unlabelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "M": 0, "n": 0, "y": 0})
+    um, uk, ui = (_data(f"unl_{c}", U[c], "int64") for c in ("m", "k", "i"))
+    ux, uM, un, uy = (_data(f"unl_{c}", U[c], "float64") for c in ("x", "M", "n", "y"))
+    u_log_cap = log_capable(um, uk, ui, ux)
+    TL = _pad(d.timing_labelled, {"k": 0, "M": 0, "n": 0, "y": 0})
+    tk = _data("tim_k", TL["k"], "int64")
+    tM, tn, ty = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
+
+    def success_loglik(log1m_f):
+        """Per task type: log-likelihood of the success data given log(1 − f_k)."""
+        log_p = pt.minimum(u_log_cap + uM * log1m_f[uk], -1e-12)
+        out = pt.inc_subtensor(pt.zeros(_dim("task_type"))[uk], uy * log_p + (un - uy) * pt.log1mexp(log_p))
+        # labelled capable episodes: y ~ Bernoulli(ε + (1 − 2ε)(1 − f)^M)
+        p = LEAK + (1 - 2 * LEAK) * pt.exp(tM * log1m_f[tk])
+        return pt.inc_subtensor(out[tk], ty * pt.log(p) + (tn - ty) * pt.log1p(-p))
+
+    graded = success_loglik(pt.log1p(-fatality))
+    fatal = success_loglik(pt.full(_dim("task_type"), ALWAYS_FATAL_LOG1M))
+    log_odds = pt.log(always) + fatal - pt.log1p(-always) - graded
+    pm.Deterministic("always_fatal_log_odds", log_odds, dims="task_type")
+    pm.Potential("success", pt.sum(pt.logaddexp(pt.log(always) + fatal, pt.log1p(-always) + graded)))
+
+
+def _capable_labelled(d: ModelData, log_capable) -> None:
+    """Labelled episodes: capable (every decision content-correct) or not."""
+    CL = _pad(d.cap_labelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "n": 0, "capable": 0})
+    m, k, i = (_data(f"cap_{c}", CL[c], "int64") for c in ("m", "k", "i"))
+    x = _data("cap_x", CL["x"], "float64")
+    n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
+    log_cap = pt.minimum(log_capable(m, k, i, x), -1e-12)
+    pm.Potential("capable_labelled", pt.sum(c * log_cap + (n - c) * pt.log1mexp(log_cap)))

@@ -14,7 +14,9 @@ def add_cli(subparsers) -> None:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--tune", type=int, default=None, help="tuning steps per chain (default: = draws)")
+    p.add_argument("--tune", type=_tune_arg, default="auto",
+                   help="tuning steps per chain, or auto (default): = draws, and if the diagnostics gate "
+                        "fails, once more with 3x tuning and 2x draws")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--interval", type=float, default=0.95)
     p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
@@ -40,6 +42,20 @@ def add_cli(subparsers) -> None:
     c.set_defaults(func=_calibrate)
 
 
+def _tune_arg(text: str):
+    import argparse
+
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--tune must be a whole number >= 0 or 'auto', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--tune must be >= 0, got {value}")
+    return value
+
+
 def _fit(args) -> int:
     from ..adapters import load
     from ..errors import NoDataError, UsageError
@@ -61,6 +77,12 @@ def _fit(args) -> int:
     status = "ok" if d["ok"] else "NOT CONVERGED (see diagnostics.json; do not report these numbers)"
     print(f"diagnostics: {status}; max R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
           f"min tail ESS {d['min_ess_tail']:.0f}, divergences {d['n_divergent']}")
+    if d.get("retried"):
+        print(f"(retried once with tune={d['retried']['tune']}, draws={d['retried']['draws']} after a failed gate)")
+    if d.get("advice"):
+        print(d["advice"])
+    for note in d.get("notes", []):
+        print(f"note: {note}")
     print(f"wrote {out}/decomposition.csv, counterfactuals.csv, diagnostics.json, posterior.nc")
     return 0
 

@@ -4,7 +4,11 @@ model's likelihood needs. Cost of the fit then grows with the number of cells, n
 Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``units``, ``items``):
 
 * ``latency``: one row per (model, task_type, time_unit) cell with ``n``, ``s1 = Σ log L``,
-  ``s2 = Σ (log L)²`` over decisions with an action (exact for the Normal on log-latency).
+  ``s2 = Σ (log L)²`` over decisions with an action (exact for the Normal on log-latency),
+  ``n_distinct`` latencies and ``informative`` (≥ :data:`MIN_DISTINCT_LATENCIES` distinct values;
+  an uninformative cell stays out of the latency likelihood).
+* ``timed_misses``: per (model, task_type, clock, unit), timed decisions and logged misses
+  (early, late, silent or ``fallback``), for rows whose latencies are uninformative.
 * ``censored``: silent decisions under a timed clock whose window close is known, by distinct
   (cell, close): ``count``. Each adds ``log(1 − Φ((log close − μ)/σ))``.
 * ``exposure``: per model, acted decisions under a timed clock with a known window close (each
@@ -53,6 +57,7 @@ class ModelData:
     item_type: np.ndarray | None = None  # task_type index of each item (its most frequent one)
     type_log_g: np.ndarray | None = None  # per task type: log of the geometric-mean decisions per episode
     type_offset: np.ndarray | None = None  # per task type: logit(0.5^(1/g)), logit 0 ↔ P(capable) 0.5
+    timed_misses: pd.DataFrame | None = None  # m, k, clock, u, n (timed decisions), miss (logged misses)
 
     @property
     def dims(self) -> dict[str, int]:
@@ -110,145 +115,215 @@ def _length_covariate(n_decisions: np.ndarray, k: np.ndarray, n_types: int) -> t
     return np.round(x, 12), log_g  # equal lengths give bit-equal keys for grouping
 
 
-def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False) -> ModelData:
-    """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input.
+def _grouper(per_row: bool):
+    """groupby over ``keys``, or (``per_row``) one group per row: the unaggregated baseline."""
+    if per_row:
+        return lambda f, keys: f.assign(_row=np.arange(len(f))).groupby(keys + ["_row"], as_index=False)
+    return lambda f, keys: f.groupby(keys, as_index=False)
 
-    ``per_row=True`` skips the reduction: one table row per decision / episode (``n = 1``), the same
-    likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against."""
-    by = (lambda f, keys: f.assign(_row=np.arange(len(f))).groupby(keys + ["_row"], as_index=False)) if per_row \
-        else (lambda f, keys: f.groupby(keys, as_index=False))
+
+def _check_episodes(episodes: pd.DataFrame) -> None:
     if len(episodes) == 0:
         raise ValueError("no episodes to fit: the data has 0 accepted episodes")
     for col in ("model", "task_type", "clock", "time_unit", "success"):
         if col not in episodes.columns:
             raise ValueError(f"episodes frame lacks column {col!r} (expected the loader's schema)")
-    ep = episodes.reset_index(drop=True)
-    models = sorted(ep["model"].astype(str).unique())
-    task_types = sorted(ep["task_type"].astype(str).unique())
-    units = sorted(ep["time_unit"].astype(str).unique())
-    task = ep["task"].astype(object).where(ep["task"].notna(), None)
-    items = sorted({t for t in task if t is not None})
 
+
+def _episode_frame(ep: pd.DataFrame):
+    """(e, levels): one row per episode with integer codes, and the sorted level names."""
+    task = ep["task"].astype(object).where(ep["task"].notna(), None)
+    levels = {"models": sorted(ep["model"].astype(str).unique()),
+              "task_types": sorted(ep["task_type"].astype(str).unique()),
+              "units": sorted(ep["time_unit"].astype(str).unique()),
+              "items": sorted({t for t in task if t is not None})}
     e = pd.DataFrame({
-        "m": _codes(ep["model"], models), "k": _codes(ep["task_type"], task_types),
-        "u": _codes(ep["time_unit"], units),
-        "i": _codes(task, items),  # -1: no task id, no item effect
+        "m": _codes(ep["model"], levels["models"]), "k": _codes(ep["task_type"], levels["task_types"]),
+        "u": _codes(ep["time_unit"], levels["units"]),
+        "i": _codes(task, levels["items"]),  # -1: no task id, no item effect
         "clock": ep["clock"].astype(str).to_numpy(), "y": ep["success"].to_numpy(bool).astype(np.int64),
     })
     e["timed"] = e["clock"].isin(TIMED_CLOCKS)
-    key = pd.MultiIndex.from_frame(ep[["run_id", "episode_id"]].astype(str))
+    return e, levels
 
+
+def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict:
+    """Per decision: its episode, timed or not, latency, window, acted, miss and label flags."""
+    key = pd.MultiIndex.from_frame(ep[["run_id", "episode_id"]].astype(str))
     st = steps.reset_index(drop=True)
-    if len(st):
+    n = len(st)
+    if n:
         ep_of_step = key.get_indexer(pd.MultiIndex.from_frame(st[["run_id", "episode_id"]].astype(str)))
         if (ep_of_step < 0).any():
             bad = st.loc[ep_of_step < 0, ["run_id", "episode_id"]].iloc[0].tolist()
             raise ValueError(f"steps frame has a decision of an episode not in episodes: {bad}")
     else:
         ep_of_step = np.zeros(0, dtype=np.int64)
-    timed_step = e["timed"].to_numpy()[ep_of_step]
-    lat = st["latency"].to_numpy(float) if len(st) else np.zeros(0)
-    close = st["window_close"].to_numpy(float) if len(st) else np.zeros(0)
-    opn = st["window_open"].to_numpy(float) if len(st) else np.zeros(0)
-    acted = ~np.isnan(lat)
-
-    # --- misses per episode (timing miss whatever the content; under paused nothing misses)
-    if len(st):
-        miss = (st["too_early"].fillna(False).to_numpy(bool) | st["too_late"].fillna(False).to_numpy(bool)
-                | st["no_action"].to_numpy(bool)) & timed_step
+    col = lambda c: st[c].to_numpy(float) if n else np.zeros(0)  # noqa: E731
+    flag = lambda c: st[c].fillna(False).to_numpy(bool) if n and c in st else np.zeros(n, bool)  # noqa: E731
+    S = {"ep": ep_of_step, "timed": e["timed"].to_numpy()[ep_of_step], "lat": col("latency"),
+         "close": col("window_close"), "open": col("window_open")}
+    S["acted"] = ~np.isnan(S["lat"])
+    # a timing miss whatever the content (under paused nothing misses); a logged fallback (a default
+    # action played because the agent was late) is a miss too: in harnesses that log latency as the
+    # tick length it is the only record of one
+    S["miss"] = (flag("too_early") | flag("too_late") | flag("no_action") | flag("fallback")) & S["timed"]
+    if n:
         corr = st["correct_at_obs"]
-        unl_step = (corr.isna().to_numpy() & acted).astype(float)
-        wrong_step = (~corr.fillna(True).to_numpy(bool) & acted).astype(float)
+        S["unl"] = (corr.isna().to_numpy() & S["acted"]).astype(float)
+        S["wrong"] = (~corr.fillna(True).to_numpy(bool) & S["acted"]).astype(float)
     else:
-        miss = unl_step = wrong_step = np.zeros(0)
-    n_ep = len(e)
-    e["M"] = np.bincount(ep_of_step, weights=miss.astype(float), minlength=n_ep).astype(np.int64)
-    n_acted = np.bincount(ep_of_step, weights=acted.astype(float), minlength=n_ep)
-    e["labelled"] = (n_acted > 0) & (np.bincount(ep_of_step, weights=unl_step, minlength=n_ep) == 0)
-    e["capable"] = e["labelled"] & (np.bincount(ep_of_step, weights=wrong_step, minlength=n_ep) == 0)
-    e["x"], type_log_g = _length_covariate(np.bincount(ep_of_step, minlength=n_ep), e["k"].to_numpy(),
-                                           len(task_types))
-    type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
+        S["unl"] = S["wrong"] = np.zeros(0)
+    S["cell"] = tuple(e[c].to_numpy()[ep_of_step] for c in ("m", "k", "u"))
+    return S
 
-    # --- latency sufficient statistics per (model, task_type, unit) cell
-    cell_of_step = (e["m"].to_numpy()[ep_of_step], e["k"].to_numpy()[ep_of_step], e["u"].to_numpy()[ep_of_step])
-    loglat = np.full(len(st), np.nan)
-    for u in range(len(units)):
-        sel = acted & (cell_of_step[2] == u)
+
+def _episode_labels(e: pd.DataFrame, S: dict, n_types: int) -> tuple[np.ndarray, np.ndarray]:
+    """Adds M (misses), labelled, capable and x (centred log length) to ``e``; returns (log g, offset)."""
+    n_ep = len(e)
+    count = lambda w: np.bincount(S["ep"], weights=w, minlength=n_ep)  # noqa: E731
+    e["M"] = count(S["miss"].astype(float)).astype(np.int64)
+    n_acted = count(S["acted"].astype(float))
+    e["labelled"] = (n_acted > 0) & (count(S["unl"]) == 0)
+    e["capable"] = e["labelled"] & (count(S["wrong"]) == 0)
+    e["x"], type_log_g = _length_covariate(np.bincount(S["ep"], minlength=n_ep), e["k"].to_numpy(), n_types)
+    return type_log_g, -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
+
+
+def _log_latencies(S: dict, n_units: int) -> pd.DataFrame:
+    """Acted decisions' log-latencies per (m, k, u) cell; zero latencies are floored at half the
+    smallest positive one of their unit (log 0 is -inf)."""
+    lat, acted = S["lat"], S["acted"]
+    loglat = np.full(len(lat), np.nan)
+    for u in range(n_units):
+        sel = acted & (S["cell"][2] == u)
         pos = lat[sel][lat[sel] > 0]
-        # zero latencies are floored at half the smallest positive one of their unit (log 0 is -inf)
         floor = pos.min() / 2 if len(pos) else 1e-3
         loglat[sel] = np.log(np.maximum(lat[sel], floor))
-    lat_frame = pd.DataFrame({"m": cell_of_step[0], "k": cell_of_step[1], "u": cell_of_step[2], "x": loglat})
-    obs = lat_frame[acted]
-    latency = (by(obs.assign(x2=obs["x"] ** 2), ["m", "k", "u"])
-               .agg(n=("x", "size"), s1=("x", "sum"), s2=("x2", "sum")).drop(columns="_row", errors="ignore"))
-    cens_sel = ~acted & timed_step & (close > 0) & ~np.isnan(close)
+    m, k, u = S["cell"]
+    return pd.DataFrame({"m": m, "k": k, "u": u, "x": loglat, "lat": lat})[acted]
+
+
+#: a latency cell with fewer distinct acted latencies than this says nothing about its spread (a
+#: harness that logs the tick length as every latency): it is left out of the latency likelihood and
+#: its decisions' P(miss) comes from the logged misses instead (``latency_informative`` = False)
+MIN_DISTINCT_LATENCIES = 3
+
+
+def _latency_tables(S: dict, obs: pd.DataFrame, by):
+    """(latency, censored, exposure) tables (see the module docstring)."""
+    m, k, u = S["cell"]
+    x2 = obs.assign(x2=obs["x"] ** 2)
+    latency = (by(x2, ["m", "k", "u"]).agg(n=("x", "size"), s1=("x", "sum"), s2=("x2", "sum"))
+               .drop(columns="_row", errors="ignore"))
+    close, acted, timed = S["close"], S["acted"], S["timed"]
+    cens_sel = ~acted & timed & (close > 0) & ~np.isnan(close)
     # A silent decision tells us L > its censor point. That point is the window close, raised to the
     # largest latency any action of the same cell landed with under a timed clock: when late
     # actions are logged, the harness evidently waited at least that long, so silence is not merely
     # "L > close" (what is left of it goes to the per-model silence probability π_m).
-    lat_cell = pd.DataFrame({"m": cell_of_step[0], "k": cell_of_step[1], "u": cell_of_step[2],
-                             "lat": np.where(acted & timed_step, lat, np.nan)})
+    lat_cell = pd.DataFrame({"m": m, "k": k, "u": u, "lat": np.where(acted & timed, S["lat"], np.nan)})
     cell_max = lat_cell.groupby(["m", "k", "u"])["lat"].transform("max").to_numpy()
     censor_at = np.fmax(close, cell_max)
-    cens = pd.DataFrame({"m": cell_of_step[0][cens_sel], "k": cell_of_step[1][cens_sel],
-                         "u": cell_of_step[2][cens_sel], "log_close": np.log(censor_at[cens_sel])})
+    cens = pd.DataFrame({"m": m[cens_sel], "k": k[cens_sel], "u": u[cens_sel], "log_close": np.log(censor_at[cens_sel])})
     censored = (by(cens, ["m", "k", "u", "log_close"]).size().rename(columns={"size": "count"})
                 .drop(columns="_row", errors="ignore"))
-    exp_sel = acted & timed_step & (close > 0) & ~np.isnan(close)
-    exposure = (by(pd.DataFrame({"m": cell_of_step[0][exp_sel]}), ["m"]).size()
+    exp_sel = acted & timed & (close > 0) & ~np.isnan(close)
+    exposure = (by(pd.DataFrame({"m": m[exp_sel]}), ["m"]).size()
                 .rename(columns={"size": "n_acted"}).drop(columns="_row", errors="ignore"))
     # every cell that has observations or censored decisions
     cells = pd.concat([latency[["m", "k", "u"]], censored[["m", "k", "u"]]]).drop_duplicates()
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
     latency = latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64})
+    # per cell (also when ``per_row`` keeps one row per decision)
+    distinct = obs.groupby(["m", "k", "u"])["lat"].nunique()
+    latency["n_distinct"] = (distinct.reindex(pd.MultiIndex.from_frame(latency[["m", "k", "u"]]))
+                             .fillna(0).to_numpy(np.int64))
+    latency["informative"] = latency["n_distinct"] >= MIN_DISTINCT_LATENCIES
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
-    censored["cell"] = [cell_index[(m, k, u)] for m, k, u in censored[["m", "k", "u"]].to_numpy()]
+    censored["cell"] = [cell_index[(a, b, c)] for a, b, c in censored[["m", "k", "u"]].to_numpy()]
+    return latency, censored, exposure, cell_index, cens_sel
 
+
+def _timed_misses(S: dict, e: pd.DataFrame) -> pd.DataFrame:
+    """Per (m, k, clock, u): timed decisions ``n`` and logged misses ``miss`` (early, late, silent or
+    fallback): what a row with uninformative latencies uses for its P(miss)."""
+    sel = S["timed"]
+    f = pd.DataFrame({"m": S["cell"][0][sel], "k": S["cell"][1][sel], "u": S["cell"][2][sel],
+                      "clock": e["clock"].to_numpy()[S["ep"][sel]], "miss": S["miss"][sel].astype(np.int64)})
+    return f.groupby(["m", "k", "clock", "u"], as_index=False).agg(n=("miss", "size"), miss=("miss", "sum"))
+
+
+def _log_ref(S: dict, obs: pd.DataFrame, cens_sel, units) -> pd.DataFrame:
     ref = []
     for u in range(len(units)):
         x = obs.loc[obs["u"] == u, "x"].to_numpy()
-        c = np.log(close[cens_sel & (cell_of_step[2] == u)])
+        c = np.log(S["close"][cens_sel & (S["cell"][2] == u)])
         both = np.concatenate([x, c])
         center = float(np.median(both)) if len(both) else 0.0
         scale = float(np.std(x)) if len(x) > 1 else 1.0
         ref.append((units[u], center, max(scale, 0.05)))
-    log_ref = pd.DataFrame(ref, columns=["unit", "center", "scale"])
+    return pd.DataFrame(ref, columns=["unit", "center", "scale"])
 
-    # --- binned log-latency (observed decisions only; censored ones stay separate, exact): per
-    # cell, edges at the cell's own quantiles, so every family is judged on the same bins, tails included
-    edges, binned = _bin_latencies(obs, latency, log_ref, cell_index)
 
-    # --- success: unlabelled marginal groups and labelled capable/timing groups
+def _success_tables(e: pd.DataFrame, by):
+    """(unlabelled, cap_labelled, timing_labelled, not-capable labelled (n, y))."""
     unl = e[~e["labelled"]]
     unlabelled = by(unl, ["m", "k", "i", "x", "M"]).agg(n=("y", "size"), y=("y", "sum"))
     lab = e[e["labelled"]]
     cap_labelled = by(lab, ["m", "k", "i", "x"]).agg(n=("y", "size"), capable=("capable", "sum"))
     capable = lab[lab["capable"]]
     timing_labelled = by(capable, ["k", "M"]).agg(n=("y", "size"), y=("y", "sum"))
-    unlabelled, cap_labelled, timing_labelled = (f.drop(columns="_row", errors="ignore")
-                                                 for f in (unlabelled, cap_labelled, timing_labelled))
-    notcap = lab[~lab["capable"]]
-    for f in (unlabelled, cap_labelled, timing_labelled):
+    tables = [f.drop(columns="_row", errors="ignore") for f in (unlabelled, cap_labelled, timing_labelled)]
+    for f in tables:
         for c in f.columns:
             if c != "x":
                 f[c] = f[c].astype(np.int64)
+    notcap = lab[~lab["capable"]]
+    return (*tables, (int(len(notcap)), int(notcap["y"].sum())))
 
-    # --- windows of timed decisions, for the derived p_timely (no window = never misses)
-    wsel = timed_step & ~np.isnan(close)
-    w = pd.DataFrame({"ep": ep_of_step[wsel], "u": cell_of_step[2][wsel],
-                      "open": np.nan_to_num(opn[wsel], nan=0.0), "close": close[wsel]})
+
+def _window_tables(S: dict):
+    """Distinct windows of timed decisions and their counts per episode (no window = never misses)."""
+    wsel = S["timed"] & ~np.isnan(S["close"])
+    w = pd.DataFrame({"ep": S["ep"][wsel], "u": S["cell"][2][wsel],
+                      "open": np.nan_to_num(S["open"][wsel], nan=0.0), "close": S["close"][wsel]})
     windows = w[["u", "open", "close"]].drop_duplicates().sort_values(["u", "open", "close"]).reset_index(drop=True)
     windows["wid"] = np.arange(len(windows))
     w = w.merge(windows, on=["u", "open", "close"])
-    episode_windows = w.groupby(["ep", "wid"], as_index=False).size().rename(columns={"size": "count"})
+    return windows, w.groupby(["ep", "wid"], as_index=False).size().rename(columns={"size": "count"})
 
+
+def _item_types(e: pd.DataFrame, n_items: int) -> np.ndarray:
+    """Each item's task type (its most frequent one)."""
+    if not n_items:
+        return np.zeros(0, dtype=np.int64)
+    has_item = e[e["i"] >= 0]
+    return (has_item.groupby("i")["k"].agg(lambda s: s.value_counts().index[0]).reindex(range(n_items))
+            .to_numpy(np.int64))
+
+
+def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False) -> ModelData:
+    """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input.
+
+    ``per_row=True`` skips the reduction: one table row per decision / episode (``n = 1``), the same
+    likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against."""
+    by = _grouper(per_row)
+    _check_episodes(episodes)
+    ep = episodes.reset_index(drop=True)
+    e, lv = _episode_frame(ep)
+    S = _step_arrays(ep, steps, e)
+    type_log_g, type_offset = _episode_labels(e, S, len(lv["task_types"]))
+    obs = _log_latencies(S, len(lv["units"]))
+    latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by)
+    log_ref = _log_ref(S, obs, cens_sel, lv["units"])
+    # binned log-latency (observed decisions only; censored ones stay separate, exact): per cell,
+    # edges at the cell's own quantiles, so every family is judged on the same bins, tails included
+    edges, binned = _bin_latencies(obs, latency, log_ref, cell_index)
+    unlabelled, cap_labelled, timing_labelled, notcap = _success_tables(e, by)
+    windows, episode_windows = _window_tables(S)
     e["model"] = ep["model"].astype(str).to_numpy()
     e["task_type"] = ep["task_type"].astype(str).to_numpy()
-    has_item = e[e["i"] >= 0]
-    item_type = (has_item.groupby("i")["k"].agg(lambda s: s.value_counts().index[0]).reindex(range(len(items)))
-                 .to_numpy(np.int64) if len(items) else np.zeros(0, dtype=np.int64))
-    return ModelData(models, task_types, units, items, latency, censored, exposure, binned, edges, unlabelled,
-                     cap_labelled, timing_labelled, (int(len(notcap)), int(notcap["y"].sum())), e, windows,
-                     episode_windows, log_ref, item_type, type_log_g, type_offset)
+    return ModelData(lv["models"], lv["task_types"], lv["units"], lv["items"], latency, censored, exposure, binned,
+                     edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
+                     log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e))

@@ -167,6 +167,28 @@ class Deriver:
         self.rows = rows_of(d)
         self._ew = d.episode_windows
         self._row_cache = [self._row_structure(r) for r in self.rows.itertuples()]
+        lat = d.latency
+        flat = lat[~lat["informative"]] if "informative" in lat else lat.iloc[:0]
+        #: (m, k, u) latency cells with (nearly) constant latencies: P(miss) from the logged misses
+        self.uninformative = {tuple(x) for x in flat[["m", "k", "u"]].to_numpy()}
+        self.rows["latency_informative"] = [
+            not any((r.m, r.k, u) in self.uninformative for u in np.unique(d.episodes.loc[r.episodes, "u"]))
+            for r in self.rows.itertuples()]
+        self._logged_q: dict = {}
+
+    def logged_miss_draws(self, m: int, k: int, clock: str, u: int, S: int) -> np.ndarray:
+        """(S,) draws of P(miss) per decision from the logged misses of (m, k, clock, u): the
+        Beta(1 + misses, 1 + timed decisions − misses) posterior under a uniform prior, seeded by the
+        cell, so the same data give the same draws."""
+        key = (m, k, clock, u, S)
+        if key not in self._logged_q:
+            tm = self.d.timed_misses
+            sel = tm[(tm["m"] == m) & (tm["k"] == k) & (tm["clock"] == clock) & (tm["u"] == u)] \
+                if tm is not None else None
+            n, miss = (int(sel["n"].sum()), int(sel["miss"].sum())) if sel is not None else (0, 0)
+            rng = np.random.default_rng([20261, m, k, u, sum(map(ord, clock))])
+            self._logged_q[key] = rng.beta(1 + miss, 1 + n - miss, size=S)
+        return self._logged_q[key]
 
     def _row_structure(self, r):
         """(item, x, weight) of the row's episode groups and, for a timed row, per unit
@@ -213,11 +235,18 @@ class Deriver:
                 early, late, silent = np.zeros(S), np.zeros(S), np.zeros(S)
                 n_dec = 0.0
                 for u, wids, pattern, sel in per_unit:
-                    mu = p.mu[:, u, lat_m, r.k] + log_lam
-                    pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], W.loc[wids, "open"].to_numpy(),
-                                         W.loc[wids, "close"].to_numpy(), p.nu)
-                    pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((S, 1))
-                    pe, pl = (1 - pi) * pe, (1 - pi) * pl
+                    if (r.m, r.k, u) in self.uninformative:
+                        # constant latencies: no distribution to scale; every window misses with the
+                        # logged rate (counted as late), whatever λ or the latency swap
+                        pe = np.zeros((S, len(wids)))
+                        pl = np.repeat(self.logged_miss_draws(r.m, r.k, r.clock, u, S)[:, None], len(wids), axis=1)
+                        pi = np.zeros((S, 1))
+                    else:
+                        mu = p.mu[:, u, lat_m, r.k] + log_lam
+                        pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], W.loc[wids, "open"].to_numpy(),
+                                             W.loc[wids, "close"].to_numpy(), p.nu)
+                        pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((S, 1))
+                        pe, pl = (1 - pi) * pe, (1 - pi) * pl
                     q = np.clip(pi + pe + pl, 0.0, 1.0)
                     # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an
                     # episode group does not have; e^-37 per miss is zero for every purpose

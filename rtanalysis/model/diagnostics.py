@@ -40,6 +40,7 @@ def diagnose(idata, var_names) -> tuple[dict, pd.DataFrame]:
         "min_ess_tail": float(table["ess_tail"].min()),
         "n_divergent": div,
         "bfmi": bfmi,
+        "n_chains": n_chains,
         "thresholds": dict(THRESHOLDS),
     }
     # one chain cannot show non-convergence: R-hat is undefined, so such a fit is never "ok"
@@ -50,4 +51,49 @@ def diagnose(idata, var_names) -> tuple[dict, pd.DataFrame]:
         and out["min_ess_tail"] >= THRESHOLDS["min_ess_tail"]
         and div <= THRESHOLDS["max_divergent"]
     )
+    out["failed_params"] = failing_parameters(table)["param"].astype(str).head(20).tolist()
+    out["advice"] = advice(out, table)
     return out, table
+
+
+def failing_parameters(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the per-parameter table that fail the R-hat or ESS thresholds, worst first, with the
+    parameter's base name (``model_cap[lb-03]`` → ``model_cap``) in ``group``."""
+    t = THRESHOLDS
+    bad = table[(table["rhat"] > t["max_rhat"]) | (table["ess_bulk"] < t["min_ess_bulk"])
+                | (table["ess_tail"] < t["min_ess_tail"])].copy()
+    bad["group"] = bad["param"].astype(str).str.replace(r"\[.*$", "", regex=True)
+    return bad.sort_values(["rhat", "ess_bulk"], ascending=[False, True])
+
+
+def advice(diag: dict, table: pd.DataFrame) -> str:
+    """What failed and what to try, in a few lines (empty when the fit passed): the CLI and the report
+    print it under a failed gate."""
+    if diag.get("ok"):
+        return ""
+    lines = []
+    bad = failing_parameters(table)
+    if len(bad):
+        worst = bad.groupby("group", sort=False).agg(n=("param", "size"), rhat=("rhat", "max"),
+                                                     ess=("ess_bulk", "min"), tail=("ess_tail", "min"))
+        parts = [f"{g} ({int(r['n'])} value{'s' if r['n'] > 1 else ''}: max R-hat {r['rhat']:.3f}, "
+                 f"min bulk ESS {r['ess']:.0f}, min tail ESS {r['tail']:.0f})" for g, r in worst.head(6).iterrows()]
+        lines.append("failed: " + "; ".join(parts))
+        lines.append("try: more tuning and draws (fit(..., tune='auto') retries once with 3x tuning and 2x draws; "
+                     "CLI --tune auto, or --tune 3000 --draws 2000); more chains give R-hat more power")
+        if set(worst.index) & {"sd_item_cap", "z_item_cap"}:
+            lines.append("item effects mix slowly when items have few episodes each: more draws, or fit "
+                         "without task ids (no item effects)")
+        if set(worst.index) & {"fatality", "always_fatal"}:
+            lines.append("timing fatality is weakly identified when few episodes miss a window: its interval "
+                         "is wide; the other quantities may still be usable once the rest converges")
+    if diag.get("n_divergent", 0) > 0:
+        lines.append(f"{diag['n_divergent']} divergent transitions: the posterior has a funnel or a sharp edge; "
+                     "longer tuning sometimes helps, otherwise check cells where every episode succeeds or fails")
+    bfmi = [b for b in diag.get("bfmi", []) if b == b]
+    if bfmi and min(bfmi) < 0.3:
+        lines.append(f"low E-BFMI ({min(bfmi):.2f}): heavy-tailed energy, usually a hierarchical scale; "
+                     "longer tuning helps the mass matrix")
+    if int(diag.get("n_chains", 2)) < 2:
+        lines.append("one chain cannot show convergence: use chains >= 2 (default 4)")
+    return "\n".join(lines)

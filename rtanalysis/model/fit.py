@@ -59,26 +59,30 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
 
 
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, interval: float = 0.95,
-        latency_family: str = "normal", progress: bool = True, tune: int | None = None,
+        latency_family: str = "normal", progress: bool = True, tune: int | str | None = None,
         sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
     :func:`rtanalysis.load`). ``latency_family``: ``normal`` (log-normal latency, sufficient
     statistics), ``t`` (Student-t on binned log-latency) or ``auto`` (both, chosen by LOO on the
-    binned likelihood). Same data and seed give identical tables. ``per_row``: the same likelihood
-    without aggregation (one term per decision and episode; a benchmark baseline, much slower).
+    binned likelihood). ``tune``: tuning steps per chain (default = draws) or ``"auto"``: as the
+    default, then, if the diagnostics gate fails, once more with 3× the tuning and 2× the draws
+    (recorded in ``diagnostics["retried"]``). Same data and seed give identical tables. ``per_row``:
+    the same likelihood without aggregation (one term per decision and episode; a benchmark
+    baseline, much slower).
     """
-    from .build import MAIN_PARAMS, build_model
-    from .diagnostics import diagnose
+    from .build import build_model
 
     if latency_family not in ("auto", "normal", "t"):
         raise ValueError(f"latency_family must be 'auto', 'normal' or 't', got {latency_family!r}")
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval}")
+    if not (tune is None or tune == "auto" or (isinstance(tune, (int, np.integer)) and tune >= 0)):
+        raise ValueError(f"tune must be a number of steps >= 0, None or 'auto', got {tune!r}")
     episodes, steps = _as_frames(data)
     d = aggregate(episodes, steps, per_row=per_row)
-    tune = draws if tune is None else tune
+    n_tune = draws if tune in (None, "auto") else int(tune)
     t0 = time.time()
     loo, chosen = None, latency_family
     if latency_family == "auto":
@@ -90,17 +94,51 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         chosen = choose_family(loo)
     model = build_model(d, chosen)
     if progress:
-        print(f"compiling model ({chosen} latency; first run only, cached afterwards)...", file=sys.stderr)
+        print(f"setting up the model ({chosen} latency; compiled once per machine, cached afterwards)...",
+              file=sys.stderr)
+    idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress)
+    if tune == "auto" and not diag["ok"]:
+        first = {k: diag[k] for k in ("max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent", "failed_params")}
+        draws, n_tune = 2 * draws, 3 * n_tune
+        if progress:
+            print(f"diagnostics failed ({diag['advice'].splitlines()[0] if diag['advice'] else ''}); retrying once "
+                  f"with tune={n_tune}, draws={draws}...", file=sys.stderr)
+        idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress)
+        diag["retried"] = {"first": first, "tune": n_tune, "draws": draws}
+    diag["sampling_seconds"] = round(time.time() - t0, 2)
+    diag.update(_data_notes(d))
+    return FitResult(posterior=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
+                     data_hash=data_hash(episodes, steps), latency_family=chosen, draws_n=draws, chains=chains,
+                     tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
+
+
+def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress):
+    """(idata, diagnostics with compile/sampling seconds, per-parameter table)."""
+    from .build import MAIN_PARAMS
+    from .diagnostics import diagnose
+
     timings: dict = {}
     idata = sample_model(model, draws, tune, chains, seed, sampler, progress, timings)
     names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
     diag, table = diagnose(idata, names)
-    diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(timings)
-    res = FitResult(posterior=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
-                    data_hash=data_hash(episodes, steps), latency_family=chosen, draws_n=draws, chains=chains,
-                    tune=tune, sampler=sampler, _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
-    return res
+    return idata, diag, table
+
+
+def _data_notes(d: ModelData) -> dict:
+    """What the data can and cannot separate, for the report: ``timing_separable`` (some episode ran
+    under a timed clock), ``latency_uninformative_cells`` and plain-language ``notes``."""
+    notes = []
+    timed = bool(d.episodes["timed"].any())
+    if not timed:
+        notes.append("no timed clock: timing cannot be separated (every episode ran under the paused clock); "
+                     "p_timely = 1 and share_timing = 0 by definition, only capability is estimated")
+    flat = d.latency[~d.latency["informative"]] if "informative" in d.latency else d.latency.iloc[:0]
+    if len(flat):
+        notes.append(f"{len(flat)} latency cell(s) have fewer than 3 distinct latencies (e.g. the tick length "
+                     "logged for every decision): their P(miss) comes from the logged misses/fallbacks, "
+                     "flagged latency_informative = False in the decomposition")
+    return {"timing_separable": timed, "latency_uninformative_cells": int(len(flat)), "notes": notes}
 
 
 @dataclass

@@ -15,6 +15,7 @@ draws; without it, same data and seed give bit-identical posteriors in any proce
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -25,12 +26,159 @@ import numpy as np
 SAMPLERS = ("nutpie", "pymc", "numpyro")
 
 
+def _layout(name: str, start: int, shape: tuple[int, ...]):
+    """Where value variable ``name`` sits in the flat vector, as shared variables (not constants), so
+    the compiled graph (and PyTensor's cache key) is the same for every data shape."""
+    import pytensor
+
+    return (pytensor.shared(np.int64(start), name=f"_start_{name}"),
+            pytensor.shared(np.asarray(shape, dtype=np.int64), name=f"_shape_{name}"))
+
+
+def _unflatten(joined, layout, ndim: int, size: int):
+    import pytensor.tensor as pt
+
+    start, shape = layout
+    if ndim == 0:
+        return joined[start]
+    return pt.reshape(joined[start:start + size], shape, ndim=ndim)
+
+
+def flat_functions(model, point_fn):
+    """(n_dim, logp_dlogp_fn, expand_fn, names, shapes): the model's log-density and gradient on one flat
+    vector of its unconstrained values, and the function that expands that vector into every value,
+    deterministic and transformed variable. Unlike nutpie's ``_make_functions`` no shape is baked into
+    the graph (offsets and shapes are shared variables, the data are ``pm.Data`` and the dims are the
+    model's shared lengths): a dataset with another number of models, types or items reuses the
+    compiled function from PyTensor's on-disk cache instead of compiling again (≈ 1-2 min)."""
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph import clone_replace, rewrite_graph
+
+    point = point_fn(0)
+    value_vars = [model.rvs_to_values[v] for v in model.free_RVs]
+    names = [v.name for v in value_vars]
+    shapes = [tuple(np.shape(point[n])) for n in names]
+    sizes = [int(np.prod(s)) for s in shapes]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    n_dim = int(starts[-1])
+    joined = pt.dvector("_unconstrained_point")
+    replacements = {}
+    for v, name, shape, start, k in zip(value_vars, names, shapes, starts, sizes, strict=False):
+        # slice stop = start + size, both symbolic
+        st, sh = _layout(name, int(start), shape)
+        ln = pytensor.shared(np.int64(k), name=f"_size_{name}")
+        replacements[v] = _unflatten(joined, (st, sh), len(shape), ln).astype(v.dtype)
+    layout = f"{names}|{[len(sh) for sh in shapes]}"
+    raw_logp = model.logp()
+
+    def logp_graph():
+        logp = rewrite_graph(raw_logp, include=["canonicalize", "stabilize"])
+        grad = pt.concatenate([pt.as_tensor(g).ravel() for g in pt.grad(logp, value_vars)])
+        return clone_replace([logp, grad], replacements)
+
+    remaining = [v for v in model.unobserved_value_vars if v.name not in names]
+
+    def expand_graph():
+        return clone_replace([replacements[v] for v in value_vars] + remaining, replacements)
+
+    # keyed on the graph before rewrites and gradient (which are then skipped on a hit)
+    flat = list(replacements.values())
+    logp_fn = cached_function(model, [joined], logp_graph, [raw_logp, *flat], "logp" + layout)
+    expand_fn = cached_function(model, [joined], expand_graph, [*remaining, *flat], "expand" + layout)
+    return n_dim, logp_fn, expand_fn, names + [v.name for v in remaining], shapes
+
+
+def _shared_inputs(outputs) -> dict | None:
+    """{name: shared variable} of the graph's data; None when names are missing or repeat."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.traversal import graph_inputs
+
+    shared = [v for v in graph_inputs(outputs) if isinstance(v, SharedVariable)]
+    names = [v.name for v in shared]
+    if None in names or len(set(names)) != len(names):
+        return None
+    return dict(zip(names, shared, strict=True))
+
+
+def _graph_key(inputs, outputs, extra: str) -> str:
+    """Hash of the graph's structure, types and constants (not the shared variables' values)."""
+    import hashlib
+
+    import pymc
+    import pytensor
+    from pytensor.printing import debugprint
+
+    text = debugprint(list(outputs), file="str", print_type=True)
+    meta = f"{pytensor.__version__}|{pymc.__version__}|{[str(i.type) for i in inputs]}|fastmath=" \
+           f"{pytensor.config.numba__fastmath}|{extra}"
+    return hashlib.sha256((meta + text).encode()).hexdigest()[:32]
+
+
+def cached_function(model, inputs, make_outputs, key_outputs, key_extra: str):
+    """``pymc.pytensorf.compile(inputs, make_outputs())``, with the *rewritten* function kept on disk under
+    PyTensor's compiledir, keyed by the structure of ``key_outputs`` (the graph before gradient and
+    rewrites) and ``key_extra`` (the flat layout's names and ranks): the graph rewrites cost 10-30 s per
+    compile even when numba's own cache has every kernel, and since the graph does not depend on the
+    data's shape, the stored function is reused for any dataset, its shared variables (the data)
+    re-bound by name. Falls back to compiling when the cache cannot be read or written."""
+    import pickle
+
+    import cloudpickle
+    import pytensor
+    from pymc.pytensorf import compile as compile_pymc
+
+    shared = _shared_inputs(key_outputs)
+    path = None
+    if shared is not None:
+        folder = pytensor.config.base_compiledir / "rtanalysis_graphs"
+        path = folder / f"{_graph_key(inputs, key_outputs, key_extra)}.pkl"
+        if path.exists():
+            try:
+                with open(path, "rb") as fh:
+                    fn = pickle.load(fh)
+                _rebind(fn, shared)
+                return fn
+            except Exception as e:  # a stale or partial file: compile afresh and overwrite it
+                warnings.warn(f"compiled-graph cache {path.name} not usable ({e}); compiling", RuntimeWarning,
+                              stacklevel=2)
+    with model:
+        fn = compile_pymc(inputs, make_outputs(), mode="FAST_RUN", on_unused_input="ignore")
+    if path is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                # cloudpickle: the gradient graph holds OpFromGraph closures plain pickle refuses
+                cloudpickle.dump(fn, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except Exception as e:  # caching is an optimisation: an unpicklable function is still a function
+            if os.environ.get("RTANALYSIS_DEBUG_CACHE"):
+                import traceback
+
+                traceback.print_exc()
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return fn
+
+
+def _rebind(fn, shared: dict) -> None:
+    """Point a loaded function's shared inputs at this model's data (matched by name)."""
+    for spec, container in zip(fn.maker.inputs, fn.input_storage, strict=True):
+        name = getattr(spec.variable, "name", None)
+        if spec.shared and name is not None:
+            if name not in shared:
+                raise KeyError(f"shared variable {name!r} not in this model")
+            value = shared[name].get_value(borrow=True)
+            container.storage[0] = spec.variable.type.filter(value, strict=False)
+
+
 def compile_model_c(model):
     """A nutpie ``CompiledModel`` for ``model`` whose logp/gradient are PyTensor functions (its default
     backend, with the on-disk cache), loaded here so that forked chains inherit them ready to run."""
     # private nutpie API (the public compile_pymc_model has no PyTensor C backend): nutpie is capped
     # below 0.17 in pyproject.toml and tests/test_nutpie_private.py checks the contract used here
-    from nutpie.compile_pymc import _make_functions, _prepare_dims_and_coords
+    from nutpie.compile_pymc import _prepare_dims_and_coords
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
 
@@ -39,23 +187,26 @@ def compile_model_c(model):
     import threading
 
     lock = threading.Lock()
-
-    def locked_point_fn(seed):
-        with lock:
-            return point_fn(seed)
-
     import pytensor
 
     # set for the process, not in a context: numba compiles lazily, at the first call
     pytensor.config.numba__fastmath = False
-    n_dim, _, logp_fn_pt, expand_fn_pt, initial_point_fn, shape_info, reparam = _make_functions(
-        model, mode="FAST_RUN", compute_grad=True, join_expanded=False,
-        pymc_initial_point_fn=locked_point_fn)
-    names, _, shapes = shape_info
-    dtypes = [np.dtype("float64")] * len(names)
+    n_dim, logp_fn_pt, expand_fn_pt, names, free_shapes = flat_functions(model, point_fn)
+    free_names = names[:len(free_shapes)]
+
+    def initial_point_fn(seed):
+        with lock:
+            p = point_fn(seed)
+        return np.concatenate([np.asarray(p[n], dtype="float64").ravel() for n in free_names])
+
     with np.errstate(all="ignore"):  # numba loads or compiles at the first call: do it once, here
         logp_fn_pt(np.zeros(n_dim))
-        expand_fn_pt(np.zeros(n_dim))
+        first = expand_fn_pt(np.zeros(n_dim))
+    shapes = [tuple(np.shape(v)) for v in first]
+    dtypes = [np.dtype("float64")] * len(names)
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    slices = [slice(int(a), int(b)) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+    reparam = [model.rvs_to_values[v].name for v in model.free_RVs if model.rvs_to_transforms.get(v) is not None]
 
     logp_lock, expand_lock = threading.Lock(), threading.Lock()
 
@@ -79,7 +230,7 @@ def compile_model_c(model):
 
         return expand
 
-    dims, coords = _prepare_dims_and_coords(model, shape_info, reparam)
+    dims, coords = _prepare_dims_and_coords(model, (names, slices, shapes), reparam)
     return from_pyfunc(ndim=n_dim, make_logp_fn=make_logp_func, make_expand_fn=make_expand_func,
                        make_initial_point_fn=initial_point_fn, expanded_dtypes=dtypes, expanded_shapes=shapes,
                        expanded_names=names, dims=dims, coords=coords, reparameterized_names=reparam)

@@ -1,0 +1,63 @@
+"""Constant-latency cells (every acted latency is the tick length, as RealtimeGym's seconds mode logs
+it): no P(late) from a zero-spread latency distribution; P(miss) comes from the logged fallbacks and
+the cell is flagged ``latency_informative = False``."""
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from rtanalysis.load import EpisodeSink
+from rtanalysis.model.data import aggregate
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
+
+TICK, N_DEC, N_EP = 1.0, 4, 80
+#: per decision: P(fallback) (the agent was late, a default action played; every miss is fatal)
+Q = {"fast": 0.1, "mid": 0.25, "slow": 0.45}
+CAP = {"fast": 0.7, "mid": 0.8, "slow": 0.6}  # P(all decisions content-correct)
+
+
+@lru_cache(maxsize=None)
+def constant_latency_data(seed: int = 11):
+    rng = np.random.default_rng(seed)
+    sink = EpisodeSink()
+    line = 0
+    for model, q in Q.items():
+        for e in range(N_EP):
+            capable = rng.random() < CAP[model]
+            fb = rng.random(N_DEC) < q
+            steps = [{"t_obs": float(j), "latency": TICK, "window": [0.0, TICK], "fallback": bool(fb[j]),
+                      "correct_at_obs": bool(capable)} for j in range(N_DEC)]
+            rec = {"run_id": "const", "episode_id": f"{model}-{e}", "model": model, "task": f"t{e % 5}",
+                   "task_type": "tick_game", "clock": "wall", "success": bool(capable and not fb.any()),
+                   "steps": steps}
+            line += 1
+            assert sink.add(rec, "constant", line), sink._quarantine[-1]
+    return sink.finish()
+
+
+def test_constant_cells_are_flagged_and_left_out_of_the_latency_likelihood():
+    lr = constant_latency_data()
+    d = aggregate(lr.episodes, lr.steps)
+    assert (d.latency["n_distinct"] == 1).all() and not d.latency["informative"].any()
+    tm = d.timed_misses.set_index("m")
+    assert (tm["n"] == N_EP * N_DEC).all()
+    # the fallbacks are counted as misses per episode too (the success likelihood's M)
+    assert d.episodes["M"].sum() == tm["miss"].sum() > 0
+
+
+def test_p_timely_recovered_from_logged_fallbacks():
+    from rtanalysis import fit
+
+    res = fit(constant_latency_data(), draws=300, chains=2, seed=0, progress=False)
+    dec = res.decomposition().set_index("model")
+    assert not dec["latency_informative"].any()
+    for model, q in Q.items():
+        row = dec.loc[model]
+        truth = (1 - q) ** N_DEC  # every fallback is fatal (the fit learns f ≈ 1 from the labels)
+        sd = (row["p_timely_hi"] - row["p_timely_lo"]) / 3.92
+        assert abs(row["p_timely"] - truth) < 3 * sd + 0.02, (model, row["p_timely"], truth, sd)
+        # decision level: P(late) is the logged rate, not ~0.5 from a zero-spread distribution
+        assert abs(row["p_late"] - q) < 0.08, (model, row["p_late"], q)
+        assert row["p_early"] == 0 and row["p_silent"] == 0

@@ -1,0 +1,74 @@
+"""Set-up without shape recompiles: the log-density compiled for one dataset (kept on disk, re-bound by
+name) gives another dataset's exact log-density and gradient; diagnostics advice; data notes."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rtanalysis.model.build import build_model
+from rtanalysis.model.data import aggregate
+from rtanalysis.model.diagnostics import THRESHOLDS, advice
+from rtanalysis.model.toy import ToyDesign, toy_load
+
+
+def _data(n_models: int, n_items: int, seed: int):
+    models = dict(list(ToyDesign().models.items())[:n_models])
+    lr = toy_load(ToyDesign(models=models, n_items=n_items), n_per_cell=20, seed=seed, labelled=True)
+    return aggregate(lr.episodes, lr.steps)
+
+
+@pytest.mark.slow
+def test_cached_function_rebinds_data_of_another_shape():
+    from pymc.initial_point import make_initial_point_fn
+
+    from rtanalysis.model.sampler import flat_functions
+
+    for n_models, n_items, seed in ((3, 6, 1), (2, 4, 2)):  # the second reuses the first's functions
+        d = _data(n_models, n_items, seed)
+        model = build_model(d)
+        point_fn = make_initial_point_fn(model=model, default_strategy="support_point",
+                                         jitter_rvs=set(model.free_RVs), return_transformed=True)
+        n_dim, logp_fn, expand_fn, names, shapes = flat_functions(model, point_fn)
+        point = point_fn(7)
+        x = np.concatenate([np.ravel(point[n]) for n in names[:len(shapes)]])
+        assert len(x) == n_dim
+        lp, grad = logp_fn(x)
+        exact = model.compile_logp(mode="FAST_COMPILE")(point)
+        np.testing.assert_allclose(lp, exact, rtol=1e-10)
+        dlogp = model.compile_dlogp(mode="FAST_COMPILE")(point)
+        np.testing.assert_allclose(grad, dlogp, rtol=1e-8, atol=1e-10)
+        expanded = dict(zip(names, expand_fn(x), strict=True))
+        assert expanded["model_cap"].shape == (n_models,)
+        assert expanded["z_item_cap"].shape == (len(d.items),)
+
+
+def test_advice_names_failing_parameters_and_what_to_try():
+    table = pd.DataFrame({"param": ["a0", "model_cap[m1]", "model_cap[m2]", "sd_item_cap[t]"],
+                          "rhat": [1.001, 1.03, 1.02, 1.0], "ess_bulk": [900, 150, 300, 800],
+                          "ess_tail": [900, 400, 500, 350]})
+    diag = {"ok": False, "n_divergent": 3, "bfmi": [0.9, 0.2], "n_chains": 4, "thresholds": THRESHOLDS}
+    text = advice(diag, table)
+    assert "model_cap (2 values: max R-hat 1.030, min bulk ESS 150" in text
+    assert "sd_item_cap" in text and "a0" not in text
+    assert "tune='auto'" in text and "3 divergent" in text and "E-BFMI (0.20)" in text
+    assert advice({**diag, "ok": True}, table) == ""
+
+
+def test_paused_only_data_is_noted_not_refused():
+    from rtanalysis.model.fit import _data_notes
+
+    lr = toy_load(ToyDesign(clocks=("paused",)), n_per_cell=10, seed=0, labelled=True)
+    notes = _data_notes(aggregate(lr.episodes, lr.steps))
+    assert notes["timing_separable"] is False
+    assert notes["notes"][0].startswith("no timed clock: timing cannot be separated")
+
+
+def test_tune_argument_of_the_cli():
+    import argparse
+
+    from rtanalysis.model.cli import _tune_arg
+
+    assert _tune_arg("auto") == "auto" and _tune_arg("1500") == 1500
+    for bad in ("-1", "lots"):
+        with pytest.raises(argparse.ArgumentTypeError, match="--tune"):
+            _tune_arg(bad)
