@@ -12,7 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .data import ModelData
-from .priors import LEAK, PRIORS
+from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
 #: log(1 − f) standing in for f = 1 ("a miss always kills"): a success after a miss then has
@@ -44,8 +44,9 @@ def _data(name, values, dtype):
 
 def latency_params(d: ModelData):
     """(mu, log_sigma) tensors over the full (unit, model, task_type) grid, inside a model context."""
-    c0 = _prior("c0", dims="unit", center=d.log_ref["center"].to_numpy())
-    s0 = _prior("s0", dims="unit", log_scale=np.log(d.log_ref["scale"].to_numpy()))
+    fill = latency_prior_fill(d.units)  # fixed per time unit, not from the data (priors.py)
+    c0 = _prior("c0", dims="unit", center=fill["center"])
+    s0 = _prior("s0", dims="unit", log_scale=fill["log_scale"])
     # latency cells hold hundreds of decisions: the centred form samples well there (non-centred
     # effects with tight data make a funnel); zero-sum effects keep c0/s0 identified
     sd_m, sd_k, sd_mk = _scale("sd_model_lat"), _scale("sd_type_lat"), _scale("sd_model_type_lat")
