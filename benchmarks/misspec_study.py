@@ -32,7 +32,8 @@ def run(args) -> None:
     if os.path.exists(args.scores):
         old = pd.read_csv(args.scores)
         done = set(zip(old["preset"], old["labelled"], old["rep"]))
-    for r in range(args.reps):
+    reps = [args.only_rep] if args.only_rep is not None else range(args.reps)
+    for r in reps:
         for preset in presets:
             for labelled in (True, False):
                 if (preset, labelled, r) in done:
@@ -46,7 +47,7 @@ def run(args) -> None:
                 s["min_ess_bulk"] = diag["min_ess_bulk"]
                 s["n_divergent"] = diag["n_divergent"]
                 s["seconds"] = round(time.time() - t, 1)
-                s.to_csv(args.scores, mode="a", header=not os.path.exists(args.scores), index=False)
+                s.to_csv(args.scores, mode="a", header=not os.path.exists(args.scores), index=False)  # one write per fit
                 cov = s.groupby("quantity", sort=False)["covered"].mean().round(2).to_dict()
                 print(f"{time.strftime('%H:%M:%S')} {preset} labelled={labelled} rep={r} {s['seconds'].iloc[0]}s "
                       f"{cov}", file=sys.stderr, flush=True)
@@ -54,6 +55,8 @@ def run(args) -> None:
 
 def summary(args) -> pd.DataFrame:
     s = pd.read_csv(args.scores)
+    # two workers may both have run a replicate: keep the first copy of each scored row
+    s = s.drop_duplicates(subset=["preset", "labelled", "rep", "quantity", "model", "task_type", "clock", "scenario"])
     out = (s.groupby(["preset", "labelled", "quantity"], sort=False)
            .agg(coverage=("covered", "mean"), mae=("abs_error", "mean"), bias=("estimate", "mean"),
                 n_cells=("covered", "size"), reps=("rep", "nunique"), fits_ok=("fit_ok", "mean"),
@@ -79,6 +82,7 @@ def main(argv=None):
     r.add_argument("--chains", type=int, default=2)
     r.add_argument("--seed", type=int, default=100)
     r.add_argument("--presets", nargs="*", default=None)
+    r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
     r.add_argument("--scores", default="benchmarks/results/misspec_scores.csv")
     r.set_defaults(func=run)
     s = sub.add_parser("summary")

@@ -37,3 +37,13 @@ def test_harmony_tells_one_bad_type_from_slow_everywhere():
     assert h.loc["concentrated", "harmony_timely"] == pytest.approx(0.70, abs=0.03)
     assert (h["harmony_capable"] > 0.97).all()
     assert (h["harmony_timely_lo"] <= h["harmony_timely"]).all() and (h["harmony_timely"] <= h["harmony_timely_hi"]).all()
+
+
+def test_counterfactual_assumptions_cover_both_scenarios():
+    from rtanalysis.model.assumptions import COUNTERFACTUAL_ASSUMPTIONS, SCENARIO_ASSUMPTIONS, assumptions_for
+
+    assert set(a for ids in SCENARIO_ASSUMPTIONS.values() for a in ids) == set(COUNTERFACTUAL_ASSUMPTIONS)
+    assert any("Transport" in s for s in assumptions_for("as:strong-fast"))
+    assert not any("Transport" in s for s in assumptions_for("scale"))
+    with pytest.raises(ValueError, match="unknown counterfactual scenario"):
+        assumptions_for("shift")
