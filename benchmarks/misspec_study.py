@@ -70,7 +70,20 @@ def summary(args) -> pd.DataFrame:
     print("\nMAE\n" + wide.to_string())
     if args.out:
         out.round(4).to_csv(args.out, index=False)
+    print("\n" + markdown(out))
     return out
+
+
+def markdown(out: pd.DataFrame) -> str:
+    """One line per preset × labelled: coverage / MAE of each quantity, replicates and cells."""
+    qs = list(dict.fromkeys(out["quantity"]))
+    head = "| preset | labelled | reps | " + " | ".join(f"`{q}` cov / MAE" for q in qs) + " |"
+    lines = [head, "|" + "---|" * (3 + len(qs))]
+    for (preset, lab), g in out.groupby(["preset", "labelled"], sort=False):
+        g = g.set_index("quantity")
+        cells = [f"{g.loc[q, 'coverage']:.2f} / {g.loc[q, 'mae']:.3f}" if q in g.index else "" for q in qs]
+        lines.append(f"| `{preset}` | {'yes' if lab else 'no'} | {int(g['reps'].max())} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main(argv=None):
