@@ -44,8 +44,9 @@ def test_calibrate_cli_reports_coverage_error_and_diagnostics(tmp_path, capsys):
     assert rc == 0
     assert "replicate 1/1 done" in capsys.readouterr().err
     tab = pd.read_csv(out / "calibration.csv")
-    assert sorted(tab["quantity"]) == ["p_capable", "p_success", "p_timely", "share_timing"]
-    assert (tab["n_cells"] == 16).all() and (tab["reps"] == 1).all()
+    decomposition = ["p_capable", "p_success", "p_timely", "share_timing"]
+    assert sorted(tab["quantity"]) == sorted(decomposition + ["p_success@x0.5", "p_success@x2", "p_success@as"])
+    assert (tab.set_index("quantity").loc[decomposition, "n_cells"] == 16).all() and (tab["reps"] == 1).all()
     assert {"fits_ok", "worst_rhat", "worst_ess_bulk", "divergences"} <= set(tab.columns)
     assert tab["coverage"].mean() >= 0.7, tab
     assert tab.set_index("quantity").loc["share_timing", "mae"] <= 0.1, tab

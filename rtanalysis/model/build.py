@@ -12,7 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .data import ModelData
-from .priors import LEAK, PRIORS
+from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
 #: log(1 − f) standing in for f = 1 ("a miss always kills"): a success after a miss then has
@@ -44,9 +44,11 @@ def _data(name, values, dtype):
 
 def latency_params(d: ModelData):
     """(mu, log_sigma) tensors over the full (unit, model, task_type) grid, inside a model context."""
-    # the centring values are data (not constants baked into the graph): same compiled function for any data
-    c0 = _prior("c0", dims="unit", center=_data("ref_center", d.log_ref["center"], "float64"))
-    s0 = _prior("s0", dims="unit", log_scale=_data("ref_log_scale", np.log(d.log_ref["scale"]), "float64"))
+    # fixed per time unit, not from the data (priors.py); passed as data, not constants baked into the
+    # graph, so the same compiled function serves any dataset
+    fill = latency_prior_fill(d.units)
+    c0 = _prior("c0", dims="unit", center=_data("ref_center", fill["center"], "float64"))
+    s0 = _prior("s0", dims="unit", log_scale=_data("ref_log_scale", fill["log_scale"], "float64"))
     # latency cells hold hundreds of decisions: the centred form samples well there (non-centred
     # effects with tight data make a funnel); zero-sum effects keep c0/s0 identified
     sd_m, sd_k, sd_mk = _scale("sd_model_lat"), _scale("sd_type_lat"), _scale("sd_model_type_lat")

@@ -1,4 +1,10 @@
-"""Calibration: simulate from a known design, fit, and measure interval coverage and error."""
+"""Calibration: simulate from a known design, fit, and measure interval coverage and error.
+
+Scored: the decomposition (p_capable, p_timely, p_success, share_timing per row) and the
+counterfactuals p_success at λ = 0.5 and 2 (``p_success@x0.5``, ``p_success@x2``) and with another
+model's latency (``p_success@as``, pooled over the other models), against Monte Carlo truth that
+keeps each decision's content and changes only its latency (:mod:`rtanalysis.simulate.misspec`).
+"""
 
 from __future__ import annotations
 
@@ -9,39 +15,72 @@ import pandas as pd
 
 KEYS = ["model", "task_type", "clock"]
 CHECKED = ("p_capable", "p_timely", "p_success", "share_timing")
+#: latency scales scored as counterfactuals
+CF_LAMBDAS = (0.5, 2.0)
+CF_QUANTITIES = ("p_success@x0.5", "p_success@x2", "p_success@as")
+
+
+def _score_frame(m: pd.DataFrame, q: str, truth: str, est: str, label: str | None = None) -> pd.DataFrame:
+    return pd.DataFrame({
+        **{k: m[k] for k in KEYS}, "quantity": label or q, "truth": m[truth], "estimate": m[est],
+        "lo": m[f"{est}_lo"], "hi": m[f"{est}_hi"],
+        "covered": (m[f"{est}_lo"] <= m[truth]) & (m[truth] <= m[f"{est}_hi"]),
+        "abs_error": (m[est] - m[truth]).abs()})
 
 
 def score_fit(decomposition: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
     """Per row and quantity: truth, estimate, interval, covered, abs_error."""
     m = decomposition.merge(truth, on=KEYS, suffixes=("", "_true"))
-    parts = []
-    for q in CHECKED:
-        parts.append(pd.DataFrame({
-            **{k: m[k] for k in KEYS}, "quantity": q, "truth": m[f"{q}_true"], "estimate": m[q],
-            "lo": m[f"{q}_lo"], "hi": m[f"{q}_hi"],
-            "covered": (m[f"{q}_lo"] <= m[f"{q}_true"]) & (m[f"{q}_true"] <= m[f"{q}_hi"]),
-            "abs_error": (m[q] - m[f"{q}_true"]).abs()}))
-    return pd.concat(parts, ignore_index=True)
+    return pd.concat([_score_frame(m, q, f"{q}_true", q) for q in CHECKED], ignore_index=True)
+
+
+def score_counterfactuals(counterfactuals: pd.DataFrame, cf_truth: pd.DataFrame) -> pd.DataFrame:
+    """Per counterfactual row: ``p_success@x<λ>`` (scenario ``scale``, λ ≠ 1) or ``p_success@as``
+    (``as:<model>``) with truth, estimate, interval, covered, abs_error (and the scenario)."""
+    keys = KEYS + ["scenario", "lambda"]
+    m = counterfactuals.merge(cf_truth.rename(columns={"p_success": "p_success_true"}), on=keys)
+    m = m[(m["scenario"] != "scale") | (m["lambda"] != 1.0)].reset_index(drop=True)
+    labels = np.where(m["scenario"] == "scale", "p_success@x" + m["lambda"].map("{:g}".format), "p_success@as")
+    out = _score_frame(m, "p_success", "p_success_true", "p_success")
+    out["quantity"] = labels
+    out["scenario"] = m["scenario"].to_numpy()
+    return out
+
+
+def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, interval: float, labelled: bool,
+                   counterfactuals: bool, sim_overrides: dict):
+    from ..simulate import simulate
+    from ..simulate.misspec import counterfactual_truth
+    from .fit import fit
+
+    sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
+    res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False)
+    s = score_fit(res.decomposition(), sim.truth)
+    if counterfactuals:
+        cf = res.counterfactuals(lambdas=(1.0, *CF_LAMBDAS), as_models=True)
+        s = pd.concat([s, score_counterfactuals(cf, counterfactual_truth(sim, reps=200))], ignore_index=True)
+    s["rep"] = r
+    return s, res.diagnostics
 
 
 def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chains: int = 4,
-              interval: float = 0.9, labelled: bool = True, progress: bool = False, **sim_overrides) -> pd.DataFrame:
+              interval: float = 0.9, labelled: bool = True, progress: bool = False, counterfactuals: bool = True,
+              return_scores: bool = False, **sim_overrides) -> pd.DataFrame:
     """Coverage of the ``interval`` and mean absolute error per quantity over ``reps`` replicates
     (seeds ``seed``, ``seed+1``, ...). Returns a tidy frame: quantity, coverage, mae, n_cells, reps, the
-    share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences."""
-    from ..simulate import PRESETS, simulate
-    from .fit import fit
+    share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences.
+    Quantities: :data:`CHECKED` and, with ``counterfactuals``, :data:`CF_QUANTITIES`.
+    ``return_scores``: also return the per-row scores (a second frame)."""
+    from ..simulate import PRESETS
+    from ..simulate.presets import MISSPEC_PRESETS
 
-    if preset not in PRESETS:
-        raise KeyError(f"unknown preset {preset!r}; one of {sorted(PRESETS)}")
+    if preset not in PRESETS and preset not in MISSPEC_PRESETS:
+        raise KeyError(f"unknown preset {preset!r}; one of {sorted(PRESETS) + sorted(MISSPEC_PRESETS)}")
     scores, diagnostics = [], []
     for r in range(reps):
-        sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
-        res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False)
-        s = score_fit(res.decomposition(), sim.truth)
-        s["rep"] = r
+        s, diag = _one_replicate(preset, r, seed, draws, chains, interval, labelled, counterfactuals, sim_overrides)
         scores.append(s)
-        diagnostics.append(res.diagnostics)
+        diagnostics.append(diag)
         if progress:
             print(f"calibrate {preset}: replicate {r + 1}/{reps} done", file=sys.stderr)
     s = pd.concat(scores, ignore_index=True)
@@ -56,4 +95,4 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
     out["worst_rhat"] = max(x["max_rhat"] for x in diagnostics)
     out["worst_ess_bulk"] = min(x["min_ess_bulk"] for x in diagnostics)
     out["divergences"] = int(sum(x["n_divergent"] for x in diagnostics))
-    return out
+    return (out, s) if return_scores else out

@@ -1,10 +1,21 @@
-"""Posterior and prior predictive checks, as tidy frames.
+"""Posterior and prior predictive checks, as tidy frames with predictive p-values.
 
-Rows: ``check = "success_rate"`` per decomposition row (observed rate vs replicated rates
-``Binomial(n, p_success)/n``) and ``check = "log_latency_p10/p50/p90"`` per (model, task_type,
-time_unit) cell (clock ``all``: latency is pooled over clocks; observed quantiles of acted decisions vs quantiles of replicated samples of the same
-size; the cell's censored (silent) decisions are replicated too and the largest values dropped, as
-the log would have).
+Every row: the observed statistic, the mean and equal-tailed interval of its replicates, ``covered``,
+``p_value`` = P(T_rep > T_obs) + ½ P(T_rep = T_obs) and ``extreme`` (p < 0.025 or > 0.975). Checks:
+
+* ``success_rate`` per decomposition row (replicates ``Binomial(n, p_success)/n``);
+* ``success_given_misses_0/1/2+`` per task type × timed clock: success rate of the episodes that
+  missed 0, 1, 2+ windows, replicated as ``Bernoulli(P(capable_e)·(1 − f_k)^{M_e})`` given each
+  episode's observed misses — what identifies the fatality (a miss that is not always fatal, a
+  success after a miss);
+* ``share_early`` and ``share_late_or_silent`` per timed row: shares of windowed decisions, against
+  the model's p_early and p_late + p_silent (a silence is a latency past the censor point or the
+  silence mode; both count here, whatever the log shows);
+* ``log_latency_p10/p50/p90/p99`` per (model, task_type, time_unit) cell (clock ``all``): observed
+  quantiles of acted decisions vs replicated samples of the same size drawn from the fitted family
+  (normal or Student-t, ν per draw), with the silence mode: of the cell's n decisions a
+  Binomial(n, π_m) are silent whatever their latency, and the largest latencies stand in for the
+  rest of the observed silences (censored), as the log would have.
 """
 
 from __future__ import annotations
@@ -12,21 +23,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .derived import ParamDraws, param_draws
+from .derived import ParamDraws, capable_probability, param_draws
 
-QUANTILES = {"log_latency_p10": 0.1, "log_latency_p50": 0.5, "log_latency_p90": 0.9}
+QUANTILES = {"log_latency_p10": 0.1, "log_latency_p50": 0.5, "log_latency_p90": 0.9, "log_latency_p99": 0.99}
 MAX_REPLICATES = 400
+CHECK_COLUMNS = ["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
+                 "predicted_hi"]
 
 
 def prior_params(d, latency_family: str, draws: int, seed: int) -> ParamDraws:
     """Draws of the model's parameters from its prior."""
+    import warnings
+
     import pymc as pm
 
     from .build import build_model
 
     model = build_model(d, latency_family)
-    import warnings
-
     with warnings.catch_warnings():  # the likelihood is all potentials: no data enters the prior
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         idata = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)
@@ -37,41 +50,140 @@ def _thin(p: ParamDraws, rng, k: int) -> np.ndarray:
     return np.sort(rng.choice(p.n, size=min(k, p.n), replace=False))
 
 
+def predictive_p_value(rep: np.ndarray, observed: float) -> float:
+    """Mid-p: P(T_rep > T_obs) + ½ P(T_rep = T_obs) over the replicates."""
+    rep = np.asarray(rep, dtype=float)
+    return float(np.mean(rep > observed) + 0.5 * np.mean(rep == observed))
+
+
+def _row(keys, check: str, observed: float, rep: np.ndarray, a: float) -> tuple:
+    lo, hi = np.quantile(rep, [a, 1 - a])
+    return (*keys, check, float(observed), float(np.mean(rep)), lo, hi, predictive_p_value(rep, observed))
+
+
+def _success_rows(res, draws: dict, rng, a: float) -> list:
+    out = []
+    for j, r in enumerate(res._deriver.rows.itertuples()):
+        rep = rng.binomial(r.n_episodes, np.clip(draws["p_success"][j], 0, 1)) / r.n_episodes
+        out.append(_row((r.model, r.task_type, r.clock, ""), "success_rate", r.success_rate, rep, a))
+    return out
+
+
+def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
+    """Per task type × timed clock and miss class (0, 1, 2+): success rate, replicated given each
+    episode's observed misses."""
+    d = res.data
+    e = d.episodes
+    timed = e[e["timed"]]
+    out = []
+    if not len(timed):
+        return out
+    p_cap = np.empty((p.n, len(timed)))
+    for (m, k), g in timed.groupby(["m", "k"]):
+        pos = timed.index.get_indexer(g.index)
+        p_cap[:, pos] = capable_probability(p, d, m, k, g["i"].to_numpy(), g["x"].to_numpy())
+    M = timed["M"].to_numpy()
+    k_ep = timed["k"].to_numpy()
+    p_s = p_cap * (1 - p.fatality[:, k_ep]) ** M[None, :]
+    y_rep = rng.random(p_s.shape) < p_s
+    cls = np.minimum(M, 2)
+    for (k, clock), g in timed.assign(_pos=np.arange(len(timed)), _cls=cls).groupby(["k", "clock"]):
+        for c, label in ((0, "0"), (1, "1"), (2, "2+")):
+            sel = g.loc[g["_cls"] == c, "_pos"].to_numpy()
+            if len(sel) < 3:
+                continue
+            out.append(_row(("all", d.task_types[k], clock, ""), f"success_given_misses_{label}",
+                            timed["y"].to_numpy()[sel].mean(), y_rep[:, sel].mean(axis=1), a))
+    return out
+
+
+def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
+    """Observed shares of early and late-or-silent windowed decisions per timed row vs the model's."""
+    st = res._steps
+    if st is None or not len(st) or "window_close" not in st:
+        return []
+    keys = ["model", "task_type", "clock"]
+    w = st[st["window_close"].notna() & (st["clock"].astype(str) != "paused")]
+    f = pd.DataFrame({k: w[k].astype(str).to_numpy() for k in keys})
+    f["early"] = w["too_early"].fillna(False).to_numpy(bool)
+    f["late_or_silent"] = (w["too_late"].fillna(False).to_numpy(bool) | w["no_action"].to_numpy(bool))
+    obs = f.groupby(keys).agg(n=("early", "size"), early=("early", "mean"), late_or_silent=("late_or_silent", "mean"))
+    out = []
+    for j, r in enumerate(res._deriver.rows.itertuples()):
+        key = (r.model, r.task_type, r.clock)
+        if r.clock == "paused" or key not in obs.index:
+            continue
+        n = int(obs.loc[key, "n"])
+        pred = {"early": draws["p_early"][j], "late_or_silent": draws["p_late"][j] + draws["p_silent"][j]}
+        for name, pr in pred.items():
+            if not np.isfinite(pr).all():
+                continue
+            rep = rng.binomial(n, np.clip(pr, 0, 1)) / n
+            out.append(_row((*key, ""), f"share_{name}", obs.loc[key, name], rep, a))
+    return out
+
+
+def _latency_groups(st) -> dict:
+    lat = st["latency"].to_numpy(float)
+    acted = ~np.isnan(lat) & (lat > 0)
+    frame = pd.DataFrame({"model": st["model"].astype(str), "task_type": st["task_type"].astype(str),
+                          "unit": st["time_unit"].astype(str), "x": np.log(np.where(acted, lat, 1.0))})[acted]
+    return {k: g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "unit"])}
+
+
+def _replicate_acted(mu, sd, nu, pi, n: int, n_cens: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted replicated log-latencies with removed entries at +inf, kept count per draw)."""
+    D = len(mu)
+    z = rng.standard_normal((D, n)) if nu is None else rng.standard_t(nu[:, None], (D, n))
+    sim = mu[:, None] + sd[:, None] * z
+    k_mode = rng.binomial(n, pi) if pi is not None else np.zeros(D, dtype=int)
+    sim[np.arange(n)[None, :] < k_mode[:, None]] = np.inf  # mode silences (iid: the first k_mode)
+    keep = n - np.maximum(k_mode, n_cens)  # the largest latencies stand in for the other silences
+    return np.sort(sim, axis=1), np.maximum(keep, 1)
+
+
+def _quantile_of_first(s: np.ndarray, keep: np.ndarray, q: float) -> np.ndarray:
+    """Per row, the q-quantile (linear) of its first ``keep`` entries."""
+    pos = q * (keep - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, keep - 1)
+    r = np.arange(len(s))
+    return s[r, lo] + (pos - lo) * (s[r, hi] - s[r, lo])
+
+
+def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
+    d, st = res.data, res._steps
+    if st is None or not len(st):
+        return []
+    groups = _latency_groups(st)
+    nu = p.nu[idx] if getattr(res, "latency_family", "normal") == "t" and p.nu is not None else None
+    out = []
+    for c in d.latency.itertuples():
+        key = (d.models[c.m], d.task_types[c.k], d.units[c.u])
+        x = groups.get(key)
+        if x is None or len(x) < 5:
+            continue
+        n_cens = int(d.censored.loc[d.censored["cell"] == c.Index, "count"].sum())
+        pi = p.silence[idx, c.m] if p.silence is not None else None
+        s, keep = _replicate_acted(p.mu[idx, c.u, c.m, c.k], p.sigma[idx, c.u, c.m, c.k], nu, pi,
+                                   len(x) + n_cens, n_cens, rng)
+        for name, q in QUANTILES.items():
+            out.append(_row((key[0], key[1], "all", key[2]), name, float(np.quantile(x, q)),
+                            _quantile_of_first(s, keep, q), a))
+    return out
+
+
 def predictive_check(res, p: ParamDraws, seed: int, kind: str, interval: float = 0.95) -> pd.DataFrame:
+    """All checks of the module docstring for parameter draws ``p`` (posterior or prior)."""
     rng = np.random.default_rng(seed)
     a = (1 - interval) / 2
     idx = _thin(p, rng, MAX_REPLICATES)
-    rows = res._deriver.rows
-    draws = res._deriver.compute(p.take(idx))
-    out = []
-    for j, r in enumerate(rows.itertuples()):
-        rep = rng.binomial(r.n_episodes, np.clip(draws["p_success"][j], 0, 1)) / r.n_episodes
-        lo, hi = np.quantile(rep, [a, 1 - a])
-        out.append((r.model, r.task_type, r.clock, "", "success_rate", r.success_rate, rep.mean(), lo, hi))
-    d = res.data
-    st = res._steps
-    if st is not None and len(st):
-        lat = st["latency"].to_numpy(float)
-        acted = ~np.isnan(lat) & (lat > 0)
-        frame = pd.DataFrame({"model": st["model"].astype(str), "task_type": st["task_type"].astype(str),
-                              "unit": st["time_unit"].astype(str), "x": np.log(np.where(acted, lat, 1.0))})[acted]
-        groups = {k: g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "unit"])}
-        for c in d.latency.itertuples():
-            key = (d.models[c.m], d.task_types[c.k], d.units[c.u])
-            x = groups.get(key)
-            if x is None or len(x) < 5:
-                continue
-            n_cens = int(d.censored.loc[d.censored["cell"] == c.Index, "count"].sum())
-            n = len(x) + n_cens
-            mu = p.mu[idx, c.u, c.m, c.k][:, None]
-            sd = p.sigma[idx, c.u, c.m, c.k][:, None]
-            sim = np.sort(mu + sd * rng.standard_normal((len(idx), n)), axis=1)[:, : len(x)]
-            for name, q in QUANTILES.items():
-                rq = np.quantile(sim, q, axis=1)
-                lo, hi = np.quantile(rq, [a, 1 - a])
-                out.append((key[0], key[1], "all", key[2], name, float(np.quantile(x, q)), rq.mean(), lo, hi))
-    f = pd.DataFrame(out, columns=["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
-                                   "predicted_hi"])
+    sub = p.take(idx)
+    draws = res._deriver.compute(sub)
+    rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
+            + _timing_share_rows(res, draws, rng, a) + _latency_rows(res, p, idx, rng, a))
+    f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
+    f["extreme"] = (f["p_value"] < 0.025) | (f["p_value"] > 0.975)
     f["kind"] = kind
     return f

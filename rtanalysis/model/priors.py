@@ -1,9 +1,11 @@
 """The priors of the capability × timing model, in one documented registry.
 
 Each entry: parameter name → (PyMC distribution name, keyword arguments, why). Scales are on the
-logit scale for capability and on the log-latency scale for latency. ``center``/``scale`` in a
-latency entry are replaced by the per-time-unit median and SD of the observed log-latencies: a
-centring of the weakly informative prior on the data's own unit (seconds vs tokens), not a fit.
+logit scale for capability and on the log-latency scale for latency. ``center``/``log_scale`` in a
+latency entry are replaced by fixed numbers per declared time unit (:data:`UNIT_LATENCY_PRIOR`:
+log-seconds or log-tokens), never by the data: a prior that depends on the data it is fitted to
+breaks simulation-based calibration (the prior predictive is no longer the model's) and double-counts
+the data.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "a0": ("Normal", {"mu": 0.0, "sigma": 1.5}, "baseline logit of capability; ±3 covers p 0.05–0.95"),
     # models and task types are few (2-10) and data-rich: a hierarchical SD over 2-3 levels is not
     # estimable and makes a funnel NUTS cannot sample, so their zero-sum effects get a fixed,
-    # weakly informative scale ("Fixed"); the interaction and the items keep hierarchical SDs
+    # weakly informative scale ("Fixed"), and so does their interaction (a fixed Normal(0, 1) logit,
+    # not a hierarchical SD); only the items (many per type) keep a hierarchical SD
     "sd_model_cap": ("Fixed", {"value": 1.5}, "models' capability effects, zero-sum, Normal(0, 1.5) logit"),
     "sd_type_cap": ("Fixed", {"value": 1.5}, "task types' difficulty effects, zero-sum, Normal(0, 1.5) logit"),
     "sd_model_type_cap": ("Fixed", {"value": 1.0}, "model × task-type interaction, zero-sum, Normal(0, 1) logit"),
@@ -28,11 +31,14 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "fatality": ("Beta", {"alpha": 1.0, "beta": 1.0},
                  "f of a type where a miss is not always fatal; uniform: no prior view on how forgiving"),
     # latency: log L ~ Normal(c0[unit] + u_m + v_k + w_mk, exp(s0[unit] + s_m + s_k))
-    "c0": ("Normal", {"mu": "center", "sigma": 2.0}, "log-latency intercept per time unit (e² ≈ 7× either way)"),
+    "c0": ("Normal", {"mu": "center", "sigma": 2.0},
+           "log-latency intercept per time unit, centred at a fixed typical latency of the unit "
+           "(UNIT_LATENCY_PRIOR: 1.5 s, 400 tokens); e² ≈ 7× either way"),
     "sd_model_lat": ("Fixed", {"value": 1.5}, "models' log-latency effects, zero-sum, Normal(0, 1.5)"),
     "sd_type_lat": ("Fixed", {"value": 1.5}, "task types' log-latency effects, zero-sum, Normal(0, 1.5)"),
     "sd_model_type_lat": ("Fixed", {"value": 1.0}, "model × task-type log-latency interaction, zero-sum, Normal(0, 1)"),
-    "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0}, "log of the within-cell SD of log-latency"),
+    "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0},
+           "log of the within-cell SD of log-latency, centred at log 0.5 (SD 0.07-3.6 in 95%)"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
     # silence: a hurdle. With probability `silence_prevalence` a model has a "no answer" mode with
@@ -44,6 +50,22 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     # heavier-tailed variant
     "nu": ("Gamma", {"alpha": 2.0, "beta": 0.1}, "Student-t degrees of freedom (Juárez & Steel 2010)"),
 }
+
+#: fixed prior centres per declared time unit: (typical latency, typical SD of log-latency). Not
+#: estimated from the data (that made the priors data-dependent; see the module docstring).
+UNIT_LATENCY_PRIOR: dict[str, tuple[float, float]] = {"s": (1.5, 0.5), "tokens": (400.0, 0.5)}
+
+
+def latency_prior_fill(units) -> dict:
+    """The ``center``/``log_scale`` values of the c0/s0 priors for these time units (arrays)."""
+    import numpy as np
+
+    unknown = [u for u in units if u not in UNIT_LATENCY_PRIOR]
+    if unknown:
+        raise ValueError(f"no latency prior for time unit(s) {unknown}; known: {sorted(UNIT_LATENCY_PRIOR)}")
+    ref = np.array([UNIT_LATENCY_PRIOR[u] for u in units], dtype=float).reshape(-1, 2)
+    return {"center": np.log(ref[:, 0]), "log_scale": np.log(ref[:, 1])}
+
 
 #: P(success | not capable) and P(failure | capable, no miss) for labelled episodes: a benchmark may
 #: forgive one wrong decision or fail a clean run; a fixed small leak keeps such data from breaking the

@@ -14,7 +14,7 @@ from ..load import EpisodeSink, LoadResult
 from .design import Design
 from .engine import simulate_arrays, truth_table
 from .output import build_records, write_jsonl_gz
-from .presets import PRESETS
+from .presets import MISSPEC_PRESETS, PRESETS
 
 LOG_NAME = "episodes.jsonl.gz"
 TRUTH_NAME = "truth.csv"
@@ -110,6 +110,11 @@ def simulate(design: str | Design = "mixed", seed: int = 0, **overrides) -> Simu
     design fields (``tasks=``/``seeds=`` are short for ``n_tasks``/``seeds_per_task``).
     The same design and seed give identical records, truth and files.
     """
+    if isinstance(design, str) and design in MISSPEC_PRESETS:  # misspecified generators (simulate/misspec.py)
+        from .misspec import simulate_misspec
+
+        base, spec = MISSPEC_PRESETS[design]
+        return simulate_misspec(base.with_(**overrides) if overrides else base, spec, seed, preset=design)
     if isinstance(design, str):
         if design not in PRESETS:
             raise ValueError(f"unknown preset {design!r}; known: {', '.join(PRESETS)}")

@@ -1,0 +1,35 @@
+"""What each counterfactual rests on, for the report to print next to its table (``docs/model.md``,
+"Assumptions"). ``res.counterfactuals()`` scenarios: ``scale`` (every latency × λ) and ``as:<model>``
+(another model's latency distribution for the same task type)."""
+
+from __future__ import annotations
+
+#: assumption id → the statement (one sentence, as printed)
+COUNTERFACTUAL_ASSUMPTIONS: dict[str, str] = {
+    "no_speed_accuracy": "No speed-accuracy trade-off under the intervention: changing how long the agent takes "
+                         "does not change what it decides (each decision's content is held fixed).",
+    "latency_independent_of_correctness": "Latency is independent of correctness given the model, task type and "
+                                          "item (hard items are not also the slow ones).",
+    "environment_fixed": "Windows, give-up times and episode length are not changed by latency.",
+    "pure_scale": "A pure change of scale: every latency is multiplied by the same lambda; the spread, the tail "
+                  "and the silence mode are unchanged.",
+    "tail_valid": "The fitted parametric tail (log-normal or log-t) holds at lambda times the observed latencies, "
+                  "beyond the range the logs show.",
+    "transport": "Transport: another model's latency distribution on this task type (median, spread, silence) "
+                 "would hold for this model's decisions on the same items.",
+}
+
+#: scenario kind → the assumptions it rests on (ids of :data:`COUNTERFACTUAL_ASSUMPTIONS`)
+SCENARIO_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
+    "scale": ("no_speed_accuracy", "latency_independent_of_correctness", "environment_fixed", "pure_scale",
+              "tail_valid"),
+    "as": ("no_speed_accuracy", "latency_independent_of_correctness", "environment_fixed", "transport"),
+}
+
+
+def assumptions_for(scenario: str) -> list[str]:
+    """The statements a counterfactual ``scenario`` (``scale`` or ``as:<model>``) rests on."""
+    kind = "as" if scenario.startswith("as:") else scenario
+    if kind not in SCENARIO_ASSUMPTIONS:
+        raise ValueError(f"unknown counterfactual scenario {scenario!r}; expected 'scale' or 'as:<model>'")
+    return [COUNTERFACTUAL_ASSUMPTIONS[a] for a in SCENARIO_ASSUMPTIONS[kind]]

@@ -1,0 +1,314 @@
+"""Misspecified generators: data that break the fitted model's assumptions, with Monte Carlo truth.
+
+The base engine (:func:`.engine.simulate_arrays`) draws data from the model the package fits. A
+:class:`Misspec` changes how outcomes are drawn on top of the same environment (items, decision
+counts, windows), so the logs stay valid rtlog v1 and the truth keeps the package's definitions:
+
+* ``speed_accuracy``: logit P(correct) rises by ``speed_accuracy`` per SD of the decision's own
+  log-latency deviation (thinking longer helps);
+* ``bimodal``: with probability ``mode_share`` a decision takes the reasoning mode, log-latency +
+  ``mode_shift``;
+* ``clock_adaptive``: under timed clocks the agent thinks less: log-latency + ``timed_log_latency``
+  and logit P(correct) + ``timed_skill`` (both < 0);
+* ``tick_latency``: under the step clock the log records every latency as the tick length
+  (RealtimeGym seconds mode); only the fallback flag carries the timing.
+
+Presets that the base design already expresses (item difficulty slowing the agent, Student-t
+tails, give-up times, partial fatality) use ``kind="none"`` and the design's own fields; their
+truth comes from the same Monte Carlo so every misspecification preset has the same columns.
+
+Truth (:func:`mc_truth`): per episode, the outcome process is re-run ``reps`` times on the realised
+environment with common random numbers; every scenario (λ = 1, λ ∈ ``lambdas``, ``as:<model>``)
+uses the same uniforms, so a counterfactual keeps each decision's content (its correctness draw,
+its mode) and changes only its latency (× λ, or the other model's log-latency offset and silence).
+Windows, give-up times and the number of decisions are not changed by latency. A "both" failure
+(wrong and late) counts as capability; p_timely = p_success / p_capable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+from scipy import special
+
+from .. import schema
+from .design import QUANTUM, Design
+from .engine import TRUTH_COLUMNS, simulate_arrays
+
+KINDS = ("none", "speed_accuracy", "bimodal", "clock_adaptive", "tick_latency")
+#: latency scales scored as counterfactuals (besides λ = 1 and ``as:<model>``)
+LAMBDAS = (0.5, 2.0)
+COUNTERFACTUAL_TRUTH_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success"]
+_CLOCK = {c: i for i, c in enumerate(schema.CLOCKS)}
+_NO_GIVE_UP = np.int64(2**62)
+_MAX_QUANTA = 1e15
+
+
+@dataclass(frozen=True)
+class Misspec:
+    """How a misspecified preset departs from the fitted model (see the module docstring)."""
+
+    kind: str = "none"
+    speed_accuracy: float = 0.0
+    mode_share: float = 0.0
+    mode_shift: float = 0.0
+    timed_log_latency: float = 0.0
+    timed_skill: float = 0.0
+    note: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"misspec: kind: unknown {self.kind!r} (known: {', '.join(KINDS)})")
+        if not 0 <= self.mode_share < 1:
+            raise ValueError("misspec: mode_share: must be in [0, 1)")
+
+
+@dataclass
+class _Context:
+    """The fixed environment of one simulation, per decision (arrays of length n_dec)."""
+
+    design: Design
+    spec: Misspec
+    dec: dict
+    ep: dict
+    speed: np.ndarray
+    silence: np.ndarray
+    fatality: np.ndarray
+    give_up_q: np.ndarray
+    tick_q: np.ndarray
+
+    @classmethod
+    def of(cls, design: Design, spec: Misspec, arrays: dict) -> "_Context":
+        tts = design.task_types
+        q = np.array([QUANTUM[t.time_unit] for t in tts])
+        gq = np.array([_NO_GIVE_UP if t.give_up is None else round(t.give_up / q[i]) for i, t in enumerate(tts)],
+                      dtype=np.int64)
+        tick = np.array([round((t.tick or 0) / q[i]) for i, t in enumerate(tts)], dtype=np.int64)
+        return cls(design, spec, arrays["decisions"], arrays["episodes"],
+                   np.array([m.log_latency for m in design.models]), np.array([m.silence for m in design.models]),
+                   np.array([t.fatality for t in tts]), gq, tick)
+
+    @cached_property
+    def timed(self) -> np.ndarray:
+        return self.dec["clock"] != _CLOCK["paused"]
+
+    @cached_property
+    def logit(self) -> np.ndarray:
+        """Content logit per decision, with the timed-clock shift of ``clock_adaptive``."""
+        p = np.clip(self.dec["p_correct"], 1e-15, 1 - 1e-15)
+        return special.logit(p) + self.spec.timed_skill * self.timed
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        return self.ep["start"]
+
+
+def _uniforms(rng: np.random.Generator, shape: tuple, df: float | None) -> dict[str, np.ndarray]:
+    """The random numbers behind one replicate of every decision (shared by all scenarios)."""
+    return {"correct": rng.random(shape),
+            "z": rng.standard_normal(shape) if df is None else rng.standard_t(df, shape),
+            "mode": rng.random(shape), "silent": rng.random(shape), "fatal": rng.random(shape)}
+
+
+def _outcomes(ctx: _Context, U: dict, lam: float = 1.0, lat_model: np.ndarray | None = None) -> dict:
+    """Outcomes of every decision for uniforms ``U`` (arrays (..., n_dec)): latency × ``lam`` and
+    taken from model ``lat_model`` (per decision), content unchanged."""
+    d, s = ctx.dec, ctx.spec
+    m = d["model"] if lat_model is None else lat_model
+    mu = d["mu"] - ctx.speed[d["model"]] + ctx.speed[m] + np.log(lam) + s.timed_log_latency * ctx.timed
+    if s.mode_share > 0:
+        mu = mu + s.mode_shift * (U["mode"] < s.mode_share)
+    latency = np.exp(mu + d["sigma"] * U["z"])
+    lat_q = np.rint(np.minimum(latency / d["q"], _MAX_QUANTA)).astype(np.int64)
+    # content: the decision's own latency deviation at λ = 1 (a counterfactual keeps the content)
+    correct = U["correct"] < special.expit(ctx.logit + s.speed_accuracy * U["z"])
+    timed = ctx.timed
+    gq = ctx.give_up_q[d["k"]]
+    silent = timed & ((U["silent"] < np.where(timed, ctx.silence[m], 0.0)) | (lat_q > gq))
+    acted = ~silent
+    early = timed & acted & (lat_q < d["open_q"])
+    late = timed & acted & (lat_q > d["close_q"])
+    fatal = (silent | early | late) & (U["fatal"] < ctx.fatality[d["k"]])
+    return {"latency": latency, "lat_q": lat_q, "correct": correct, "silent": silent, "early": early, "late": late,
+            "fatal": fatal}
+
+
+def _episode_reduce(o: dict, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(capable, no fatal miss) per episode, along the last axis."""
+    capable = np.logical_and.reduceat(o["correct"], starts, axis=-1)
+    no_fatal = ~np.logical_or.reduceat(o["fatal"], starts, axis=-1)
+    return capable, no_fatal
+
+
+def _scenarios(design: Design, lambdas) -> list[tuple[str, float, int | None]]:
+    out = [("scale", 1.0, None)] + [("scale", float(lam), None) for lam in lambdas if lam != 1.0]
+    return out + [(f"as:{m.name}", 1.0, j) for j, m in enumerate(design.models)]
+
+
+def _mc_sums(ctx: _Context, reps: int, seed: int, lambdas, chunk: int = 50) -> dict:
+    """Monte Carlo sums over ``reps`` replicates: per scenario, episodes capable / success; at λ = 1
+    also no-fatal-miss per episode and correct / early / late / silent per decision, and a sample of
+    latent latencies (for medians)."""
+    rng = np.random.default_rng([seed, 12])
+    scen = _scenarios(ctx.design, lambdas)
+    n_ep, n_dec = len(ctx.starts), len(ctx.dec["model"])
+    sums = {"capable": np.zeros(n_ep), "no_fatal": np.zeros(n_ep),
+            "success": {sc[:2]: np.zeros(n_ep) for sc in scen},
+            **{k: np.zeros(n_dec) for k in ("correct", "early", "late", "silent")}, "latency": []}
+    done = 0
+    while done < reps:
+        r = min(chunk, reps - done)
+        U = _uniforms(rng, (r, n_dec), ctx.design.latency_df)
+        for name, lam, other in scen:
+            lat_model = None if other is None else np.full(n_dec, other)
+            o = _outcomes(ctx, U, lam, lat_model)
+            capable, no_fatal = _episode_reduce(o, ctx.starts)
+            sums["success"][(name, lam)] += (capable & no_fatal).sum(axis=0)
+            if (name, lam) == ("scale", 1.0):
+                sums["capable"] += capable.sum(axis=0)
+                sums["no_fatal"] += no_fatal.sum(axis=0)
+                for k in ("correct", "early", "late", "silent"):
+                    sums[k] += o[k].sum(axis=0)
+                if done == 0:
+                    sums["latency"] = o["latency"][: min(r, 20)]
+        done += r
+    return sums
+
+
+def _cells(design: Design, ep: dict) -> list[tuple[int, int, int, np.ndarray]]:
+    """(model, task type, clock code, episode indices) of every timed cell with episodes, in the
+    order of :func:`.engine.truth_table` (clock order of the design, then model, then task type)."""
+    out = []
+    for clock in design.clocks:
+        if clock not in schema.TIMED_CLOCKS:
+            continue
+        for mi in range(len(design.models)):
+            for ki in range(len(design.task_types)):
+                e = np.flatnonzero((ep["model"] == mi) & (ep["k"] == ki) & (ep["clock"] == _CLOCK[clock]))
+                if len(e):
+                    out.append((mi, ki, _CLOCK[clock], e))
+    return out
+
+
+def mc_truth(design: Design, spec: Misspec, arrays: dict, reps: int = 400, seed: int = 0,
+             lambdas=LAMBDAS) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(truth, counterfactual truth, per-episode probabilities) by Monte Carlo over ``reps`` re-runs
+    of every episode on its realised environment. ``truth`` has :data:`.engine.TRUTH_COLUMNS`;
+    the counterfactual frame has :data:`COUNTERFACTUAL_TRUTH_COLUMNS` (scenario ``scale`` at λ = 1
+    and ``lambdas``, ``as:<model>`` for every other model)."""
+    ctx = _Context.of(design, spec, arrays)
+    S = _mc_sums(ctx, reps, seed, lambdas)
+    ep, dec = ctx.ep, ctx.dec
+    p_cap, p_suc = S["capable"] / reps, S["success"][("scale", 1.0)] / reps
+    d_ep = dec["episode"]
+    rows, cf = [], []
+    for mi, ki, ci, e in _cells(design, ep):
+        tt = design.task_types[ki]
+        ds = np.flatnonzero(np.isin(d_ep, e))
+        pc, ps = p_cap[e].mean(), p_suc[e].mean()
+        rates = {k: S[k][ds].mean() / reps for k in ("correct", "early", "late", "silent")}
+        lat = S["latency"][:, ds]
+        keys = (design.models[mi].name, tt.name, schema.CLOCKS[ci])
+        rows.append((*keys, tt.time_unit, len(e), len(ds), len(ds) / len(e), pc, ps / pc if pc > 0 else 1.0, ps,
+                     (pc - ps) / (1 - ps) if ps < 1 else 0.0, S["no_fatal"][e].mean() / reps, rates["correct"],
+                     1 - rates["early"] - rates["late"] - rates["silent"], rates["early"], rates["late"],
+                     rates["silent"], float(np.median(lat)) if lat.size else np.nan))
+        for (name, lam), v in S["success"].items():
+            if name != f"as:{design.models[mi].name}":
+                cf.append((*keys, name, lam, v[e].mean() / reps))
+    truth = pd.DataFrame(rows, columns=TRUTH_COLUMNS).astype({"n_episodes": "int64", "n_decisions": "int64"})
+    cft = pd.DataFrame(cf, columns=COUNTERFACTUAL_TRUTH_COLUMNS)
+    return truth, cft, {"p_capable": p_cap, "p_success": p_suc, "p_timely": S["no_fatal"] / reps}
+
+
+def _log_outcomes(ctx: _Context, rng: np.random.Generator) -> dict:
+    """One logged draw of every decision, with the clock times and fallback flags the records need."""
+    d, design = ctx.dec, ctx.design
+    o = _outcomes(ctx, _uniforms(rng, (len(d["model"]),), design.latency_df))
+    c = d["clock"]
+    is_step = c == _CLOCK["step"]
+    fallback = o["late"] & np.isin(c, [_CLOCK[x] for x in design.fallback_clocks])
+    acted = ~o["silent"]
+    tick = ctx.tick_q[d["k"]]
+    gq = ctx.give_up_q[d["k"]]
+    lat_q = o["lat_q"]
+    # clock times as in the engine: ticks under step; else the next observation follows the action
+    wait = np.where(lat_q > gq, gq, d["close_q"])
+    adv = np.where(is_step, tick, np.where(acted & ~fallback, lat_q, np.where(fallback, d["close_q"], wait)))
+    cs = np.cumsum(adv)
+    starts = ctx.starts
+    t_obs_q = cs - adv - (cs[starts] - adv[starts])[d["episode"]]
+    logged = np.where(is_step & (ctx.spec.kind == "tick_latency"), tick, lat_q)
+    return {**o, "fallback": fallback, "t_obs_q": t_obs_q, "logged_lat_q": logged}
+
+
+def simulate_misspec_arrays(design: Design, spec: Misspec, seed: int, reps: int = 400):
+    """(arrays in the engine's layout with the misspecified outcomes, truth, counterfactual truth)."""
+    arrays = simulate_arrays(design, seed)
+    ctx = _Context.of(design, spec, arrays)
+    o = _log_outcomes(ctx, np.random.default_rng([seed, 11]))
+    dec = dict(arrays["decisions"])
+    dec.update({k: o[k] for k in ("correct", "silent", "early", "late", "fatal", "fallback", "t_obs_q")})
+    dec["lat_q"] = o["logged_lat_q"]
+    truth, cft, per_ep = mc_truth(design, spec, arrays, reps=reps, seed=seed)
+    ep = dict(arrays["episodes"])
+    ep["capable"], no_fatal = _episode_reduce(o, ctx.starts)
+    ep["fatal_miss"] = ~no_fatal
+    ep["success"] = ep["capable"] & no_fatal
+    ep.update(per_ep)
+    # the decision-level exact probabilities of the base engine do not hold here: drop them
+    for k in ("p_on_time", "p_early", "p_late", "p_silent"):
+        dec[k] = np.full(len(dec["model"]), np.nan)
+    dec["p_correct"] = special.expit(ctx.logit) if spec.speed_accuracy == 0 else np.full(len(dec["model"]), np.nan)
+    return {**arrays, "episodes": ep, "decisions": dec}, truth, cft
+
+
+def _simulation_class():
+    from .core import Simulation
+
+    @dataclass
+    class MisspecSimulation(Simulation):
+        """A :class:`~rtanalysis.simulate.core.Simulation` of a misspecified preset: ``truth`` is by
+        Monte Carlo, ``counterfactual_truth`` holds p_success at λ and ``as:<model>``."""
+
+        misspec: Misspec = field(default_factory=Misspec)
+        counterfactual_truth: pd.DataFrame = field(default=None, repr=False)
+        preset: str = ""
+
+        @property
+        def run_id(self) -> str:
+            return f"sim-{self.preset or self.design.name}-seed{self.seed}"
+
+        def write(self, out_dir) -> dict[str, Path]:
+            paths = super().write(out_dir)
+            meta = orjson.loads(paths["design"].read_bytes())
+            meta["misspec"] = asdict(self.misspec)
+            paths["design"].write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
+            paths["counterfactual_truth"] = Path(out_dir) / "counterfactual_truth.csv"
+            self.counterfactual_truth.to_csv(paths["counterfactual_truth"], index=False, float_format="%.10g",
+                                             lineterminator="\n")
+            return paths
+
+    return MisspecSimulation
+
+
+def simulate_misspec(design: Design, spec: Misspec, seed: int = 0, reps: int = 400, preset: str = ""):
+    """Simulate ``design`` with the outcome process ``spec``; same inputs, same records and truth."""
+    arrays, truth, cft = simulate_misspec_arrays(design, spec, seed, reps)
+    cls = _simulation_class()
+    return cls(design=design, seed=seed, arrays=arrays, truth=truth, misspec=spec, counterfactual_truth=cft,
+               preset=preset)
+
+
+def counterfactual_truth(sim, reps: int = 400, lambdas=LAMBDAS) -> pd.DataFrame:
+    """p_success at λ = 1, ``lambdas`` and ``as:<model>`` of any :class:`Simulation` (a misspecified
+    one returns its own; a well-specified one is re-run by Monte Carlo with ``kind="none"``)."""
+    own = getattr(sim, "counterfactual_truth", None)
+    if own is not None:
+        return own
+    return mc_truth(sim.design, Misspec(), sim.arrays, reps=reps, seed=sim.seed, lambdas=lambdas)[1]
