@@ -17,7 +17,13 @@ from .load import EpisodeSink, LoadResult, json_schema, load_rtlog  # noqa: E402
 
 
 def load(paths, format: str = "auto", **options) -> LoadResult:
-    """Load trajectory logs of any supported format into tidy tables (see :mod:`rtanalysis.adapters`)."""
+    """Load trajectory logs of any supported format into tidy tables (see :mod:`rtanalysis.adapters`).
+
+    A directory written by ``rtanalysis ingest --dataset`` (a partitioned Parquet dataset) is read back."""
+    from .scale.dataset import is_dataset, read_dataset
+
+    if is_dataset(paths):
+        return read_dataset(paths[0] if isinstance(paths, (list, tuple)) else paths)
     try:
         from .adapters import load as _load
     except ModuleNotFoundError:

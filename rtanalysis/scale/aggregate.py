@@ -1,0 +1,250 @@
+"""The model's sufficient statistics from a Parquet dataset, by DuckDB, in bounded memory.
+
+:func:`aggregate_dataset` returns the same :class:`~rtanalysis.model.data.ModelData` as
+:func:`rtanalysis.model.data.aggregate` on the loaded tables (equal to floating point; a test holds
+the two together on every simulate preset), without ever holding the steps table in pandas: every
+per-decision reduction runs in DuckDB, which streams the Parquet files and spills to disk past its
+``memory_limit``. What reaches pandas is per episode (the success groups, the length covariate)
+or per cell. The per-episode steps mirror ``aggregate`` line by line, with the same NumPy/pandas
+code, so the groups (and their float keys) are bit-identical; sums and quantiles of log-latency
+differ from NumPy's only in rounding (DuckDB's ``ln``, Kahan sums ``fsum``, ``quantile_cont``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..schema import TIMED_CLOCKS
+from .dataset import DEFAULT_MEMORY_LIMIT, connect, read_meta, table_glob
+
+
+def aggregate_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: int | None = None,
+                      temp_dir=None):
+    """:class:`ModelData` of the dataset at ``root`` (see :mod:`rtanalysis.scale.dataset`).
+
+    ``memory_limit``: DuckDB's (it spills beyond it, to ``temp_dir`` or its default); ``threads``:
+    DuckDB's worker threads (default: all cores). Raises ``ValueError`` on unusable input."""
+    root = Path(root)
+    read_meta(root)
+    eglob, sglob = table_glob(root, "episodes"), table_glob(root, "steps")
+    if eglob is None:
+        raise ValueError("no episodes to fit: the data has 0 accepted episodes")
+    with connect(memory_limit, threads, temp_dir) as con:
+        ep = _episode_table(con, eglob)
+        e, levels = _episode_codes(ep)
+        _register_codes(con, e)
+        _step_view(con, sglob)
+        per_ep = _per_episode_counts(con, len(e))
+        return _assemble(con, e, ep, levels, per_ep)
+
+
+def _episode_table(con, eglob: str) -> pd.DataFrame:
+    """Episodes in the loader's order (``ep`` = row position), the columns the model reads."""
+    con.execute(f"""CREATE TEMP TABLE ep AS
+        SELECT (row_number() OVER (ORDER BY _part, _row) - 1)::BIGINT AS ep, run_id, episode_id,
+               model, task_type, time_unit, task, clock, success
+        FROM read_parquet('{eglob}', union_by_name = true)""")
+    return con.sql("SELECT ep, model, task_type, time_unit, task, clock, success FROM ep ORDER BY ep").df()
+
+
+def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
+    return pd.Categorical(values.astype(object), categories=levels).codes.astype(np.int64)
+
+
+def _episode_codes(ep: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The per-episode frame ``e`` of ``aggregate`` (its first columns) and the level lists."""
+    models = sorted(ep["model"].astype(str).unique())
+    task_types = sorted(ep["task_type"].astype(str).unique())
+    units = sorted(ep["time_unit"].astype(str).unique())
+    task = ep["task"].astype(object).where(ep["task"].notna(), None)
+    items = sorted({t for t in task if t is not None})
+    e = pd.DataFrame({
+        "m": _codes(ep["model"], models), "k": _codes(ep["task_type"], task_types),
+        "u": _codes(ep["time_unit"], units), "i": _codes(task, items),
+        "clock": ep["clock"].astype(str).to_numpy(), "y": ep["success"].to_numpy(bool).astype(np.int64),
+    })
+    e["timed"] = e["clock"].isin(TIMED_CLOCKS)
+    return e, {"models": models, "task_types": task_types, "units": units, "items": items}
+
+
+def _register_codes(con, e: pd.DataFrame) -> None:
+    codes = pd.DataFrame({"ep": np.arange(len(e), dtype=np.int64), "m": e["m"], "k": e["k"], "u": e["u"],
+                          "timed": e["timed"].to_numpy(bool)})
+    con.register("codes_df", codes)
+    con.execute("""CREATE TEMP TABLE epc AS
+        SELECT ep.run_id, ep.episode_id, c.ep, c.m, c.k, c.u, c.timed FROM ep JOIN codes_df c USING (ep)""")
+    con.unregister("codes_df")
+
+
+def _step_view(con, sglob: str | None) -> None:
+    """``s``: every decision with its episode's codes and the flags ``aggregate`` derives."""
+    if sglob is None:
+        source = ("(SELECT NULL::VARCHAR run_id, NULL::VARCHAR episode_id, NULL::DOUBLE latency, "
+                  "NULL::DOUBLE window_open, NULL::DOUBLE window_close, NULL::BOOLEAN too_early, "
+                  "NULL::BOOLEAN too_late, NULL::BOOLEAN no_action, NULL::BOOLEAN correct_at_obs WHERE false)")
+    else:
+        source = f"read_parquet('{sglob}', union_by_name = true)"
+    orphan = con.sql(f"""SELECT st.run_id, st.episode_id FROM {source} st
+        ANTI JOIN epc USING (run_id, episode_id) LIMIT 1""").fetchall()
+    if orphan:
+        raise ValueError(f"steps frame has a decision of an episode not in episodes: {list(orphan[0])}")
+    con.execute(f"""CREATE TEMP VIEW s AS
+        SELECT epc.ep, epc.m, epc.k, epc.u, epc.timed, st.latency AS lat,
+               coalesce(st.window_open, 0) AS opn, st.window_close AS close,
+               st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
+               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR st.no_action) AND epc.timed AS miss,
+               st.correct_at_obs
+        FROM {source} st JOIN epc USING (run_id, episode_id)""")
+
+
+def _per_episode_counts(con, n_ep: int) -> pd.DataFrame:
+    """Per episode: decisions, timing misses (timed clocks), acted, unlabelled and wrong acted."""
+    got = con.sql("""SELECT ep, count(*) AS n_dec, count(*) FILTER (miss) AS n_miss,
+            count(*) FILTER (acted) AS n_acted, count(*) FILTER (acted AND correct_at_obs IS NULL) AS n_unl,
+            count(*) FILTER (acted AND NOT correct_at_obs) AS n_wrong
+        FROM s GROUP BY ep""").df()
+    out = pd.DataFrame(0, index=np.arange(n_ep), columns=["n_dec", "n_miss", "n_acted", "n_unl", "n_wrong"],
+                       dtype=np.int64)
+    out.loc[got["ep"].to_numpy(), out.columns] = got[list(out.columns)].to_numpy(np.int64)
+    return out
+
+
+def _assemble(con, e: pd.DataFrame, ep: pd.DataFrame, levels: dict, per_ep: pd.DataFrame):
+    from ..model.data import ModelData
+
+    e["M"] = per_ep["n_miss"].to_numpy()
+    e["labelled"] = (per_ep["n_acted"].to_numpy() > 0) & (per_ep["n_unl"].to_numpy() == 0)
+    e["capable"] = e["labelled"] & (per_ep["n_wrong"].to_numpy() == 0)
+    e["x"], type_log_g = _length_covariate(per_ep["n_dec"].to_numpy(), e["k"].to_numpy(), len(levels["task_types"]))
+    type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
+    latency, censored, exposure = _latency_tables(con, len(levels["units"]))
+    log_ref = _log_ref(con, levels["units"])
+    edges, binned = _bins(con, latency, log_ref)
+    groups = _success_groups(e)
+    windows, episode_windows = _windows(con)
+    e["model"] = ep["model"].astype(str).to_numpy()
+    e["task_type"] = ep["task_type"].astype(str).to_numpy()
+    return ModelData(levels["models"], levels["task_types"], levels["units"], levels["items"], latency, censored,
+                     exposure, binned, edges, groups["unlabelled"], groups["cap_labelled"],
+                     groups["timing_labelled"], groups["not_capable"], e, windows, episode_windows, log_ref,
+                     _item_type(e, len(levels["items"])), type_log_g, type_offset)
+
+
+def _length_covariate(n_decisions, k, n_types):
+    from ..model.data import _length_covariate as same_as_aggregate
+
+    return same_as_aggregate(n_decisions, k, n_types)
+
+
+def _latency_tables(con, n_units: int):
+    """(latency, censored, exposure) as ``aggregate`` builds them; log-latency ``x`` is computed in
+    DuckDB with each unit's floor (half its smallest positive latency) for zero latencies."""
+    con.execute("""CREATE TEMP TABLE floors AS
+        SELECT u, coalesce(min(lat) FILTER (acted AND lat > 0) / 2, 1e-3) AS floor FROM s GROUP BY u""")
+    con.execute("""CREATE TEMP VIEW obs AS
+        SELECT s.m, s.k, s.u, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
+    latency = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, count(*)::BIGINT n, fsum(x) s1, fsum(x * x) s2
+        FROM obs GROUP BY m, k, u""").df()
+    cens = con.sql("""WITH cmax AS (SELECT m, k, u, max(lat) FILTER (acted AND timed) AS cmax FROM s GROUP BY m, k, u)
+        SELECT s.m::BIGINT m, s.k::BIGINT k, s.u::BIGINT u,
+               CASE WHEN cmax.cmax > s.close THEN cmax.cmax ELSE s.close END AS censor_at, count(*)::BIGINT AS count
+        FROM s JOIN cmax USING (m, k, u)
+        WHERE NOT s.acted AND s.timed AND s.close > 0 AND NOT isnan(s.close) GROUP BY ALL""").df()
+    # the log in NumPy, grouped again in pandas: the keys are those of ``aggregate``, bit for bit
+    cens = cens.assign(log_close=np.log(cens["censor_at"].to_numpy(float)))
+    censored = (cens.groupby(["m", "k", "u", "log_close"], as_index=False)["count"].sum()
+                .astype({"count": np.int64}))
+    exposure = con.sql("""SELECT m::BIGINT m, count(*)::BIGINT n_acted FROM s
+        WHERE acted AND timed AND close > 0 AND NOT isnan(close) GROUP BY m ORDER BY m""").df()
+    cells = pd.concat([latency[["m", "k", "u"]], censored[["m", "k", "u"]]]).drop_duplicates()
+    latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
+    latency = latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64})
+    cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
+    censored["cell"] = [cell_index[(m, k, u)] for m, k, u in censored[["m", "k", "u"]].to_numpy()]
+    return latency, censored, exposure
+
+
+def _log_ref(con, units: list[str]) -> pd.DataFrame:
+    """Per unit: median of observed log-latencies and log window closes of the censored decisions;
+    population SD of the observed ones (1 with fewer than two; at least 0.05)."""
+    got = con.sql("""WITH v AS (
+            SELECT u, x, true AS observed FROM obs
+            UNION ALL
+            SELECT u, ln(close), false FROM s
+            WHERE NOT acted AND timed AND close > 0 AND NOT isnan(close))
+        SELECT u, median(x) AS center, stddev_pop(x) FILTER (observed) AS sd,
+               count(*) FILTER (observed) AS n_obs FROM v GROUP BY u""").df()
+    by_unit = {int(r.u): r for r in got.itertuples(index=False)}
+    rows = []
+    for u, name in enumerate(units):
+        r = by_unit.get(u)
+        center = float(r.center) if r is not None else 0.0
+        scale = float(r.sd) if r is not None and r.n_obs > 1 else 1.0
+        rows.append((name, center, max(scale, 0.05)))
+    return pd.DataFrame(rows, columns=["unit", "center", "scale"])
+
+
+def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
+    """Per-cell bin edges at the cell's quantiles and the counts, as ``aggregate``'s binning."""
+    from ..model.data import BIN_QUANTILES
+
+    ref_z = np.array([-2.3, -2.0, -1.6, -1.3, -0.8, -0.4, 0.0, 0.4, 0.8, 1.3, 1.6, 2.0, 2.3])
+    ref = log_ref[["center", "scale"]].to_numpy()
+    u = latency["u"].to_numpy()
+    edges = ref[u, :1] + ref_z[None, :] * ref[u, 1:]
+    counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
+    qs = "[" + ", ".join(repr(float(q)) for q in BIN_QUANTILES) + "]"
+    con.execute(f"CREATE TEMP TABLE qe AS SELECT m, k, u, quantile_cont(x, {qs}) AS e FROM obs GROUP BY m, k, u")
+    above = " + ".join(f"(obs.x > qe.e[{j + 1}])::INT" for j in range(len(BIN_QUANTILES)))
+    got = con.sql(f"SELECT m, k, u, {above} AS b, count(*) AS n FROM obs JOIN qe USING (m, k, u) GROUP BY ALL").df()
+    row_of = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
+    for m, k, uu, e in con.sql("SELECT m, k, u, e FROM qe").fetchall():
+        edges[row_of[(m, k, uu)]] = e
+    if len(got):
+        rows = np.array([row_of[(m, k, uu)] for m, k, uu in got[["m", "k", "u"]].to_numpy()])
+        np.add.at(counts, (rows, got["b"].to_numpy(np.int64)), got["n"].to_numpy(np.int64))
+    return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
+
+
+def _success_groups(e: pd.DataFrame) -> dict:
+    """Unlabelled marginal groups, labelled capable and timing groups (per-episode, in pandas)."""
+    unl = e[~e["labelled"]]
+    lab = e[e["labelled"]]
+    capable = lab[lab["capable"]]
+    out = {"unlabelled": unl.groupby(["m", "k", "i", "x", "M"], as_index=False).agg(n=("y", "size"), y=("y", "sum")),
+           "cap_labelled": lab.groupby(["m", "k", "i", "x"], as_index=False).agg(n=("y", "size"),
+                                                                                 capable=("capable", "sum")),
+           "timing_labelled": capable.groupby(["k", "M"], as_index=False).agg(n=("y", "size"), y=("y", "sum"))}
+    for f in out.values():
+        for c in f.columns:
+            if c != "x":
+                f[c] = f[c].astype(np.int64)
+    notcap = lab[~lab["capable"]]
+    out["not_capable"] = (int(len(notcap)), int(notcap["y"].sum()))
+    return out
+
+
+def _windows(con) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Distinct decision windows of timed decisions (``wid`` in (unit, open, close) order) and
+    their counts per episode."""
+    con.execute("""CREATE TEMP TABLE win AS
+        SELECT u::BIGINT u, opn AS open, close,
+               (row_number() OVER (ORDER BY u, opn, close) - 1)::BIGINT AS wid
+        FROM (SELECT DISTINCT u, opn, close FROM s WHERE timed AND close IS NOT NULL AND NOT isnan(close))""")
+    windows = con.sql('SELECT u, "open", "close", wid FROM win ORDER BY wid').df()
+    episode_windows = con.sql("""SELECT s.ep::BIGINT ep, win.wid, count(*)::BIGINT AS count
+        FROM s JOIN win ON s.u = win.u AND s.opn = win.open AND s.close = win.close
+        WHERE s.timed GROUP BY ALL ORDER BY ep, wid""").df()
+    return windows, episode_windows
+
+
+def _item_type(e: pd.DataFrame, n_items: int) -> np.ndarray:
+    """Task-type index of each item (its most frequent one), as ``aggregate``."""
+    if not n_items:
+        return np.zeros(0, dtype=np.int64)
+    has_item = e[e["i"] >= 0]
+    return (has_item.groupby("i")["k"].agg(lambda s: s.value_counts().index[0]).reindex(range(n_items))
+            .to_numpy(np.int64))
