@@ -33,50 +33,51 @@ def aggregate_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: i
     if eglob is None:
         raise ValueError("no episodes to fit: the data has 0 accepted episodes")
     with connect(memory_limit, threads, temp_dir) as con:
-        ep = _episode_table(con, eglob)
-        e, levels = _episode_codes(ep)
-        _register_codes(con, e)
+        levels = _levels(con, eglob)
+        e = _episode_codes(con, eglob, levels)
         _step_view(con, sglob)
         per_ep = _per_episode_counts(con, len(e))
-        return _assemble(con, e, ep, levels, per_ep)
+        return _assemble(con, e, levels, per_ep)
 
 
-def _episode_table(con, eglob: str) -> pd.DataFrame:
-    """Episodes in the loader's order (``ep`` = row position), the columns the model reads."""
-    con.execute(f"""CREATE TEMP TABLE ep AS
-        SELECT (row_number() OVER (ORDER BY _part, _row) - 1)::BIGINT AS ep, run_id, episode_id,
-               model, task_type, time_unit, task, clock, success
-        FROM read_parquet('{eglob}', union_by_name = true)""")
-    return con.sql("SELECT ep, model, task_type, time_unit, task, clock, success FROM ep ORDER BY ep").df()
+#: the level lists of ModelData and the episode column each comes from
+_LEVELS = {"models": "model", "task_types": "task_type", "units": "time_unit", "items": "task", "clocks": "clock"}
 
 
-def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
-    return pd.Categorical(values.astype(object), categories=levels).codes.astype(np.int64)
+def _levels(con, eglob: str) -> dict[str, list[str]]:
+    """Sorted distinct names (Python's order, as ``aggregate``); ``items`` without a missing task."""
+    out = {}
+    for name, col in _LEVELS.items():
+        values = con.sql(f"SELECT DISTINCT {col} FROM read_parquet('{eglob}', union_by_name = true)").fetchall()
+        out[name] = sorted(v for (v,) in values if v is not None)
+    return out
 
 
-def _episode_codes(ep: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """The per-episode frame ``e`` of ``aggregate`` (its first columns) and the level lists."""
-    models = sorted(ep["model"].astype(str).unique())
-    task_types = sorted(ep["task_type"].astype(str).unique())
-    units = sorted(ep["time_unit"].astype(str).unique())
-    task = ep["task"].astype(object).where(ep["task"].notna(), None)
-    items = sorted({t for t in task if t is not None})
-    e = pd.DataFrame({
-        "m": _codes(ep["model"], models), "k": _codes(ep["task_type"], task_types),
-        "u": _codes(ep["time_unit"], units), "i": _codes(task, items),
-        "clock": ep["clock"].astype(str).to_numpy(), "y": ep["success"].to_numpy(bool).astype(np.int64),
-    })
+def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
+    """The per-episode frame ``e`` of ``aggregate`` (its first columns), in the loader's row order
+    (``ep`` = position). Only integer codes leave DuckDB; names are rebuilt from the level lists, so
+    a million episodes cost a few integer columns, not a million strings."""
+    for name, col in _LEVELS.items():
+        con.register(f"lv_{name}", pd.DataFrame({col: pd.Series(levels[name], dtype=object),
+                                                 "code": np.arange(len(levels[name]), dtype=np.int64)}))
+    joins = " ".join(f"LEFT JOIN lv_{name} ON e.{col} = lv_{name}.{col}" for name, col in _LEVELS.items())
+    codes = ", ".join(f"coalesce(lv_{name}.code, -1) AS c_{name}" for name in _LEVELS)
+    con.execute(f"""CREATE TEMP TABLE epc AS
+        SELECT (row_number() OVER (ORDER BY e._part, e._row) - 1)::BIGINT AS ep, e.run_id, e.episode_id,
+               {codes}, e.success
+        FROM read_parquet('{eglob}', union_by_name = true) e {joins}""")
+    got = con.sql("SELECT c_models, c_task_types, c_units, c_items, c_clocks, success FROM epc ORDER BY ep").df()
+    clocks = np.array(levels["clocks"], dtype=object)[got["c_clocks"].to_numpy()]
+    e = pd.DataFrame({"m": got["c_models"].to_numpy(np.int64), "k": got["c_task_types"].to_numpy(np.int64),
+                      "u": got["c_units"].to_numpy(np.int64), "i": got["c_items"].to_numpy(np.int64),
+                      "clock": clocks, "y": got["success"].to_numpy(bool).astype(np.int64)})
     e["timed"] = e["clock"].isin(TIMED_CLOCKS)
-    return e, {"models": models, "task_types": task_types, "units": units, "items": items}
-
-
-def _register_codes(con, e: pd.DataFrame) -> None:
-    codes = pd.DataFrame({"ep": np.arange(len(e), dtype=np.int64), "m": e["m"], "k": e["k"], "u": e["u"],
-                          "timed": e["timed"].to_numpy(bool)})
-    con.register("codes_df", codes)
-    con.execute("""CREATE TEMP TABLE epc AS
-        SELECT ep.run_id, ep.episode_id, c.ep, c.m, c.k, c.u, c.timed FROM ep JOIN codes_df c USING (ep)""")
-    con.unregister("codes_df")
+    timed = np.array([c in TIMED_CLOCKS for c in levels["clocks"]], dtype=bool)
+    con.register("lv_timed", pd.DataFrame({"c_clocks": np.arange(len(timed), dtype=np.int64), "timed": timed}))
+    con.execute("""CREATE TEMP TABLE epk AS
+        SELECT epc.run_id, epc.episode_id, epc.ep, epc.c_models AS m, epc.c_task_types AS k, epc.c_units AS u,
+               lv_timed.timed FROM epc JOIN lv_timed USING (c_clocks)""")
+    return e
 
 
 def _step_view(con, sglob: str | None) -> None:
@@ -88,16 +89,16 @@ def _step_view(con, sglob: str | None) -> None:
     else:
         source = f"read_parquet('{sglob}', union_by_name = true)"
     orphan = con.sql(f"""SELECT st.run_id, st.episode_id FROM {source} st
-        ANTI JOIN epc USING (run_id, episode_id) LIMIT 1""").fetchall()
+        ANTI JOIN epk USING (run_id, episode_id) LIMIT 1""").fetchall()
     if orphan:
         raise ValueError(f"steps frame has a decision of an episode not in episodes: {list(orphan[0])}")
     con.execute(f"""CREATE TEMP VIEW s AS
-        SELECT epc.ep, epc.m, epc.k, epc.u, epc.timed, st.latency AS lat,
+        SELECT epk.ep, epk.m, epk.k, epk.u, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
-               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR st.no_action) AND epc.timed AS miss,
+               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR st.no_action) AND epk.timed AS miss,
                st.correct_at_obs
-        FROM {source} st JOIN epc USING (run_id, episode_id)""")
+        FROM {source} st JOIN epk USING (run_id, episode_id)""")
 
 
 def _per_episode_counts(con, n_ep: int) -> pd.DataFrame:
@@ -112,7 +113,7 @@ def _per_episode_counts(con, n_ep: int) -> pd.DataFrame:
     return out
 
 
-def _assemble(con, e: pd.DataFrame, ep: pd.DataFrame, levels: dict, per_ep: pd.DataFrame):
+def _assemble(con, e: pd.DataFrame, levels: dict, per_ep: pd.DataFrame):
     from ..model.data import ModelData
 
     e["M"] = per_ep["n_miss"].to_numpy()
@@ -125,8 +126,8 @@ def _assemble(con, e: pd.DataFrame, ep: pd.DataFrame, levels: dict, per_ep: pd.D
     edges, binned = _bins(con, latency, log_ref)
     groups = _success_groups(e)
     windows, episode_windows = _windows(con)
-    e["model"] = ep["model"].astype(str).to_numpy()
-    e["task_type"] = ep["task_type"].astype(str).to_numpy()
+    e["model"] = np.array(levels["models"], dtype=object)[e["m"].to_numpy()]
+    e["task_type"] = np.array(levels["task_types"], dtype=object)[e["k"].to_numpy()]
     return ModelData(levels["models"], levels["task_types"], levels["units"], levels["items"], latency, censored,
                      exposure, binned, edges, groups["unlabelled"], groups["cap_labelled"],
                      groups["timing_labelled"], groups["not_capable"], e, windows, episode_windows, log_ref,
