@@ -77,3 +77,13 @@ def test_cli_ingest_dataset_layout_and_fit_input(tmp_path, capsys):
 
     lr = rtanalysis.load(str(out))  # what `rtanalysis fit DIR` and `report DIR` load
     assert sorted(lr.episodes["model"].unique()) == ["b", "org/m a"] and len(lr.steps) == 8
+
+
+def test_report_reads_a_dataset_directory(tmp_path):
+    logs = _logs(tmp_path, "long_horizon", tasks=2, seeds=1)
+    assert main(["ingest", *logs, "--out", str(tmp_path / "ds"), "--dataset"]) == 0
+    assert main(["report", str(tmp_path / "ds"), "--out", str(tmp_path / "rep"), "--no-fit", "--quiet"]) == 0
+    one = pd.read_csv(tmp_path / "rep" / "metrics_success.csv")
+    assert main(["report", *logs, "--out", str(tmp_path / "rep2"), "--no-fit", "--quiet"]) == 0
+    pd.testing.assert_frame_equal(one, pd.read_csv(tmp_path / "rep2" / "metrics_success.csv"))
+    assert (tmp_path / "rep" / "report.md").read_text().count("episodes") > 0
