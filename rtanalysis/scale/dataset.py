@@ -116,7 +116,9 @@ def write_dataset(result: LoadResult, root) -> Path:
 def table_glob(root, table: str) -> str | None:
     """The glob of a table's files, or None when the table has no file (no rows)."""
     base = Path(root) / table
-    return str(base / "model=*" / "*.parquet") if any(base.glob("model=*/*.parquet")) else None
+    if not any(base.glob("model=*/*.parquet")):
+        return None
+    return str(base / "model=*" / "*.parquet").replace("'", "''")  # spliced into SQL as a string literal
 
 
 def connect(memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: int | None = None, temp_dir=None):
@@ -129,7 +131,7 @@ def connect(memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: int | None = None
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     if temp_dir is not None:
-        con.execute(f"SET temp_directory = '{Path(temp_dir)}'")
+        con.execute("SET temp_directory = ?", [str(Path(temp_dir))])
     return con
 
 
