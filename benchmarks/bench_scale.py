@@ -157,7 +157,8 @@ def _ladder_table(results: dict) -> str:
         for n in names))
     if len(names) > 1:
         a, b = names[0], names[-1]
-        lines.append(f"ratio {b}/{a}: whole report {whole[b] / whole[a]:.2f}x time, {peak[b] / peak[a]:.2f}x peak memory; "
+        lines.append(f"ratio {b}/{a}: whole report {whole[b] / whole[a]:.2f}x time, "
+                     f"{peak[b] / peak[a]:.2f}x peak memory; "
                      + ", ".join(f"{s} {results[b]['stages'][s][0] / max(results[a]['stages'][s][0], 1e-9):.2f}x"
                                  for s in STAGES))
     return "\n".join(lines)
