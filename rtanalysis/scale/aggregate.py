@@ -88,17 +88,22 @@ def _step_view(con, sglob: str | None) -> None:
                   "NULL::BOOLEAN too_late, NULL::BOOLEAN no_action, NULL::BOOLEAN correct_at_obs WHERE false)")
     else:
         source = f"read_parquet('{sglob}', union_by_name = true)"
-    orphan = con.sql(f"""SELECT st.run_id, st.episode_id FROM {source} st
-        ANTI JOIN epk USING (run_id, episode_id) LIMIT 1""").fetchall()
-    if orphan:
-        raise ValueError(f"steps frame has a decision of an episode not in episodes: {list(orphan[0])}")
-    con.execute(f"""CREATE TEMP VIEW s AS
+    # materialised once, narrow and numeric (DuckDB spills it to disk if need be): the join on the
+    # text keys runs once, and the holistic aggregates below (median, quantiles) scan only numbers
+    con.execute(f"""CREATE TEMP TABLE s AS
         SELECT epk.ep, epk.m, epk.k, epk.u, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
                (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR st.no_action) AND epk.timed AS miss,
                st.correct_at_obs
         FROM {source} st JOIN epk USING (run_id, episode_id)""")
+    n_all = con.execute(f"SELECT count(*) FROM {source}").fetchone()[0]
+    if n_all != con.execute("SELECT count(*) FROM s").fetchone()[0]:
+        orphan = con.execute(f"""SELECT st.run_id, st.episode_id FROM {source} st
+            ANTI JOIN epk USING (run_id, episode_id) LIMIT 1""").fetchone()
+        raise ValueError(f"steps frame has a decision of an episode not in episodes: {list(orphan)}")
+    con.execute("DROP TABLE epk")
+    con.execute("DROP TABLE epc")
 
 
 def _per_episode_counts(con, n_ep: int) -> pd.DataFrame:
@@ -145,7 +150,7 @@ def _latency_tables(con, n_units: int):
     DuckDB with each unit's floor (half its smallest positive latency) for zero latencies."""
     con.execute("""CREATE TEMP TABLE floors AS
         SELECT u, coalesce(min(lat) FILTER (acted AND lat > 0) / 2, 1e-3) AS floor FROM s GROUP BY u""")
-    con.execute("""CREATE TEMP VIEW obs AS
+    con.execute("""CREATE TEMP TABLE obs AS
         SELECT s.m, s.k, s.u, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
     latency = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, count(*)::BIGINT n, fsum(x) s1, fsum(x * x) s2
         FROM obs GROUP BY m, k, u""").df()
