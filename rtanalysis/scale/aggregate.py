@@ -63,7 +63,7 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
     joins = " ".join(f"LEFT JOIN lv_{name} ON e.{col} = lv_{name}.{col}" for name, col in _LEVELS.items())
     codes = ", ".join(f"coalesce(lv_{name}.code, -1) AS c_{name}" for name in _LEVELS)
     con.execute(f"""CREATE TEMP TABLE epc AS
-        SELECT (row_number() OVER (ORDER BY e._part, e._row) - 1)::BIGINT AS ep, e.run_id, e.episode_id,
+        SELECT (row_number() OVER (ORDER BY e._part, e._row) - 1)::BIGINT AS ep, e._part, e._row, e.n_steps,
                {codes}, e.success
         FROM read_parquet('{eglob}', union_by_name = true) e {joins}""")
     got = con.sql("SELECT c_models, c_task_types, c_units, c_items, c_clocks, success FROM epc ORDER BY ep").df()
@@ -74,36 +74,45 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
     e["timed"] = e["clock"].isin(TIMED_CLOCKS)
     timed = np.array([c in TIMED_CLOCKS for c in levels["clocks"]], dtype=bool)
     con.register("lv_timed", pd.DataFrame({"c_clocks": np.arange(len(timed), dtype=np.int64), "timed": timed}))
+    # where each episode's decisions start in its part's steps (written in episode order): decisions
+    # find their episode by position (an ASOF join on integers), not by the text keys
     con.execute("""CREATE TEMP TABLE epk AS
-        SELECT epc.run_id, epc.episode_id, epc.ep, epc.c_models AS m, epc.c_task_types AS k, epc.c_units AS u,
-               lv_timed.timed FROM epc JOIN lv_timed USING (c_clocks)""")
+        SELECT epc._part, (sum(epc.n_steps) OVER (PARTITION BY epc._part ORDER BY epc._row) - epc.n_steps)::BIGINT
+               AS start, epc.ep, epc.c_models AS m, epc.c_task_types AS k, epc.c_units AS u, lv_timed.timed
+        FROM epc JOIN lv_timed USING (c_clocks) WHERE epc.n_steps > 0""")
     return e
 
 
 def _step_view(con, sglob: str | None) -> None:
     """``s``: every decision with its episode's codes and the flags ``aggregate`` derives."""
     if sglob is None:
-        source = ("(SELECT NULL::VARCHAR run_id, NULL::VARCHAR episode_id, NULL::DOUBLE latency, "
+        source = ("(SELECT NULL::INTEGER _part, NULL::BIGINT _row, NULL::DOUBLE latency, "
                   "NULL::DOUBLE window_open, NULL::DOUBLE window_close, NULL::BOOLEAN too_early, "
                   "NULL::BOOLEAN too_late, NULL::BOOLEAN no_action, NULL::BOOLEAN correct_at_obs WHERE false)")
     else:
         source = f"read_parquet('{sglob}', union_by_name = true)"
-    # materialised once, narrow and numeric (DuckDB spills it to disk if need be): the join on the
-    # text keys runs once, and the holistic aggregates below (median, quantiles) scan only numbers
+    _check_counts(con, source)
+    # materialised once, narrow and numeric (DuckDB spills it to disk if need be): the holistic
+    # aggregates below (median, quantiles) then scan only numbers
     con.execute(f"""CREATE TEMP TABLE s AS
         SELECT epk.ep, epk.m, epk.k, epk.u, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
                (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR st.no_action) AND epk.timed AS miss,
                st.correct_at_obs
-        FROM {source} st JOIN epk USING (run_id, episode_id)""")
-    n_all = con.execute(f"SELECT count(*) FROM {source}").fetchone()[0]
-    if n_all != con.execute("SELECT count(*) FROM s").fetchone()[0]:
-        orphan = con.execute(f"""SELECT st.run_id, st.episode_id FROM {source} st
-            ANTI JOIN epk USING (run_id, episode_id) LIMIT 1""").fetchone()
-        raise ValueError(f"steps frame has a decision of an episode not in episodes: {list(orphan)}")
+        FROM {source} st ASOF JOIN epk ON st._part = epk._part AND st._row >= epk.start""")
     con.execute("DROP TABLE epk")
-    con.execute("DROP TABLE epc")
+
+
+def _check_counts(con, source: str) -> None:
+    """Every part holds as many decisions as its episodes' ``n_steps`` say (else the positions lie)."""
+    bad = con.execute(f"""WITH a AS (SELECT _part, count(*) AS n FROM {source} GROUP BY _part),
+            b AS (SELECT _part, sum(n_steps) AS n FROM epc GROUP BY _part)
+        SELECT coalesce(a._part, b._part), coalesce(a.n, 0), coalesce(b.n, 0)
+        FROM a FULL JOIN b USING (_part) WHERE coalesce(a.n, 0) <> coalesce(b.n, 0) LIMIT 1""").fetchone()
+    if bad:
+        raise ValueError(f"dataset part {bad[0]} has {bad[1]} decisions but its episodes list {bad[2]} "
+                         "(steps frame and episodes disagree; write the dataset again)")
 
 
 def _per_episode_counts(con, n_ep: int) -> pd.DataFrame:
