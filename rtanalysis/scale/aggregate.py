@@ -36,8 +36,8 @@ def aggregate_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: i
         levels = _levels(con, eglob)
         e = _episode_codes(con, eglob, levels)
         _step_view(con, sglob)
-        per_ep = _per_episode_counts(con, len(e))
-        return _assemble(con, e, levels, per_ep)
+        type_log_g = _add_episode_counts(con, e, len(levels["task_types"]))
+        return _assemble(con, e, levels, type_log_g)
 
 
 #: the level lists of ModelData and the episode column each comes from
@@ -115,25 +115,27 @@ def _check_counts(con, source: str) -> None:
                          "(steps frame and episodes disagree; write the dataset again)")
 
 
-def _per_episode_counts(con, n_ep: int) -> pd.DataFrame:
-    """Per episode: decisions, timing misses (timed clocks), acted, unlabelled and wrong acted."""
-    got = con.sql("""SELECT ep, count(*) AS n_dec, count(*) FILTER (miss) AS n_miss,
-            count(*) FILTER (acted) AS n_acted, count(*) FILTER (acted AND correct_at_obs IS NULL) AS n_unl,
-            count(*) FILTER (acted AND NOT correct_at_obs) AS n_wrong
-        FROM s GROUP BY ep""").df()
-    out = pd.DataFrame(0, index=np.arange(n_ep), columns=["n_dec", "n_miss", "n_acted", "n_unl", "n_wrong"],
-                       dtype=np.int64)
-    out.loc[got["ep"].to_numpy(), out.columns] = got[list(out.columns)].to_numpy(np.int64)
-    return out
+def _add_episode_counts(con, e: pd.DataFrame, n_types: int) -> np.ndarray:
+    """``M`` (timing misses under timed clocks), ``labelled``, ``capable`` and the length covariate
+    ``x`` of every episode, as ``aggregate``; reduced in DuckDB, fetched as arrays in episode order.
+    Returns the per-type log geometric-mean length."""
+    got = con.execute("""WITH c AS (SELECT ep, count(*) AS n_dec, count(*) FILTER (miss) AS n_miss,
+                count(*) FILTER (acted) AS n_acted, count(*) FILTER (acted AND correct_at_obs IS NULL) AS n_unl,
+                count(*) FILTER (acted AND NOT correct_at_obs) AS n_wrong FROM s GROUP BY ep)
+        SELECT coalesce(c.n_dec, 0)::BIGINT AS n_dec, coalesce(c.n_miss, 0)::BIGINT AS n_miss,
+               coalesce(c.n_acted, 0) > 0 AND coalesce(c.n_unl, 0) = 0 AS labelled,
+               coalesce(c.n_wrong, 0) = 0 AS no_wrong
+        FROM epc LEFT JOIN c USING (ep) ORDER BY epc.ep""").fetchnumpy()
+    e["M"] = np.asarray(got["n_miss"], dtype=np.int64)
+    e["labelled"] = np.asarray(got["labelled"], dtype=bool)
+    e["capable"] = e["labelled"] & np.asarray(got["no_wrong"], dtype=bool)
+    e["x"], type_log_g = _length_covariate(np.asarray(got["n_dec"], dtype=np.int64), e["k"].to_numpy(), n_types)
+    return type_log_g
 
 
-def _assemble(con, e: pd.DataFrame, levels: dict, per_ep: pd.DataFrame):
+def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     from ..model.data import ModelData
 
-    e["M"] = per_ep["n_miss"].to_numpy()
-    e["labelled"] = (per_ep["n_acted"].to_numpy() > 0) & (per_ep["n_unl"].to_numpy() == 0)
-    e["capable"] = e["labelled"] & (per_ep["n_wrong"].to_numpy() == 0)
-    e["x"], type_log_g = _length_covariate(per_ep["n_dec"].to_numpy(), e["k"].to_numpy(), len(levels["task_types"]))
     type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
     latency, censored, exposure = _latency_tables(con, len(levels["units"]))
     log_ref = _log_ref(con, levels["units"])
@@ -226,6 +228,7 @@ def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
 
 def _success_groups(e: pd.DataFrame) -> dict:
     """Unlabelled marginal groups, labelled capable and timing groups (per-episode, in pandas)."""
+    e = e[["m", "k", "i", "x", "M", "y", "labelled", "capable"]]  # filtered copies without the text columns
     unl = e[~e["labelled"]]
     lab = e[e["labelled"]]
     capable = lab[lab["capable"]]
