@@ -184,24 +184,66 @@ def _latency_tables(con, n_units: int):
     return latency, censored, exposure
 
 
+def _order_statistics(con, source: str, keys: list[str], wanted: pd.DataFrame) -> dict:
+    """``{(key..., r): value}``: the ``r``-th smallest ``x`` (from 0) of each group of ``source``, for
+    the (group, r) pairs in ``wanted``. A sort (DuckDB spills it to disk), not a holistic aggregate
+    holding every value of a group in memory."""
+    con.register("wanted_df", wanted)
+    k = ", ".join(keys)
+    got = con.execute(f"""SELECT {k}, r, x FROM (
+            SELECT {k}, x, (row_number() OVER (PARTITION BY {k} ORDER BY x) - 1)::BIGINT AS r FROM {source})
+        SEMI JOIN wanted_df USING ({k}, r)""").fetchall()
+    con.unregister("wanted_df")
+    return {tuple(int(v) for v in row[:-1]): row[-1] for row in got}
+
+
 def _log_ref(con, units: list[str]) -> pd.DataFrame:
     """Per unit: median of observed log-latencies and log window closes of the censored decisions;
     population SD of the observed ones (1 with fewer than two; at least 0.05)."""
-    got = con.sql("""WITH v AS (
-            SELECT u, x, true AS observed FROM obs
-            UNION ALL
-            SELECT u, ln(close), false FROM s
-            WHERE NOT acted AND timed AND close > 0 AND NOT isnan(close))
-        SELECT u, median(x) AS center, stddev_pop(x) FILTER (observed) AS sd,
-               count(*) FILTER (observed) AS n_obs FROM v GROUP BY u""").df()
+    con.execute("""CREATE TEMP VIEW ref_values AS
+        SELECT u, x, true AS observed FROM obs
+        UNION ALL
+        SELECT u, ln(close), false FROM s WHERE NOT acted AND timed AND close > 0 AND NOT isnan(close)""")
+    got = con.sql("""SELECT u, count(*) AS n, stddev_pop(x) FILTER (observed) AS sd,
+            count(*) FILTER (observed) AS n_obs FROM ref_values GROUP BY u""").df()
+    n = got["n"].to_numpy(np.int64)
+    wanted = pd.DataFrame({"u": np.repeat(got["u"].to_numpy(np.int64), 2),
+                           "r": np.column_stack([(n - 1) // 2, n // 2]).ravel()})
+    mid = _order_statistics(con, "ref_values", ["u"], wanted)
     by_unit = {int(r.u): r for r in got.itertuples(index=False)}
     rows = []
     for u, name in enumerate(units):
         r = by_unit.get(u)
-        center = float(r.center) if r is not None else 0.0
+        # NumPy's median: the middle value, or the mean of the two middle ones
+        center = float(np.mean([mid[(u, (r.n - 1) // 2)], mid[(u, r.n // 2)]])) if r is not None else 0.0
         scale = float(r.sd) if r is not None and r.n_obs > 1 else 1.0
         rows.append((name, center, max(scale, 0.05)))
     return pd.DataFrame(rows, columns=["unit", "center", "scale"])
+
+
+def _quantiles_like_numpy(con, latency: pd.DataFrame, qs: np.ndarray) -> dict:
+    """Per cell with observations: ``np.quantile(x, qs)`` (linear), from the two order statistics
+    around each quantile's virtual index, interpolated as NumPy does."""
+    cells = latency[latency["n"] > 0]
+    n = cells["n"].to_numpy(np.int64)[:, None].astype(float)
+    virtual = n * qs[None, :] + (1 + qs[None, :] * -1) - 1  # NumPy's virtual index, alpha = beta = 1
+    lo = np.clip(np.floor(virtual), 0, n - 1).astype(np.int64)
+    hi = np.clip(lo + 1, 0, n - 1).astype(np.int64)
+    gamma = virtual - np.floor(virtual)
+    keys = cells[["m", "k", "u"]].to_numpy(np.int64)
+    wanted = pd.DataFrame({c: np.repeat(keys[:, j], 2 * len(qs)) for j, c in enumerate(("m", "k", "u"))})
+    wanted["r"] = np.column_stack([lo, hi]).ravel()
+    stats = _order_statistics(con, "obs", ["m", "k", "u"], wanted.drop_duplicates())
+    out = {}
+    for j, key in enumerate(map(tuple, keys)):
+        a = np.array([stats[(*key, r)] for r in lo[j]])
+        b = np.array([stats[(*key, r)] for r in hi[j]])
+        diff = b - a
+        e = a + diff * gamma[j]
+        late = gamma[j] >= 0.5
+        e[late] = (b - diff * (1 - gamma[j]))[late]
+        out[key] = e
+    return out
 
 
 def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
@@ -213,16 +255,19 @@ def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
     u = latency["u"].to_numpy()
     edges = ref[u, :1] + ref_z[None, :] * ref[u, 1:]
     counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
-    qs = "[" + ", ".join(repr(float(q)) for q in BIN_QUANTILES) + "]"
-    con.execute(f"CREATE TEMP TABLE qe AS SELECT m, k, u, quantile_cont(x, {qs}) AS e FROM obs GROUP BY m, k, u")
-    above = " + ".join(f"(obs.x > qe.e[{j + 1}])::INT" for j in range(len(BIN_QUANTILES)))
-    got = con.sql(f"SELECT m, k, u, {above} AS b, count(*) AS n FROM obs JOIN qe USING (m, k, u) GROUP BY ALL").df()
     row_of = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
-    for m, k, uu, e in con.sql("SELECT m, k, u, e FROM qe").fetchall():
-        edges[row_of[(m, k, uu)]] = e
-    if len(got):
-        rows = np.array([row_of[(m, k, uu)] for m, k, uu in got[["m", "k", "u"]].to_numpy()])
-        np.add.at(counts, (rows, got["b"].to_numpy(np.int64)), got["n"].to_numpy(np.int64))
+    found = _quantiles_like_numpy(con, latency, np.asarray(BIN_QUANTILES, dtype=float))
+    if not found:
+        return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
+    qe = pd.DataFrame([(*key, *e) for key, e in found.items()],
+                      columns=["m", "k", "u", *[f"e{j}" for j in range(len(BIN_QUANTILES))]])
+    for key, e in found.items():
+        edges[row_of[key]] = e
+    con.register("qe", qe)
+    above = " + ".join(f"(obs.x > qe.e{j})::INT" for j in range(len(BIN_QUANTILES)))
+    got = con.sql(f"SELECT m, k, u, {above} AS b, count(*) AS n FROM obs JOIN qe USING (m, k, u) GROUP BY ALL").df()
+    rows = np.array([row_of[(m, k, uu)] for m, k, uu in got[["m", "k", "u"]].to_numpy()])
+    np.add.at(counts, (rows, got["b"].to_numpy(np.int64)), got["n"].to_numpy(np.int64))
     return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
 
 
