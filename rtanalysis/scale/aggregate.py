@@ -66,11 +66,14 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
         SELECT (row_number() OVER (ORDER BY e._part, e._row) - 1)::BIGINT AS ep, e._part, e._row, e.n_steps,
                {codes}, e.success
         FROM read_parquet('{eglob}', union_by_name = true) e {joins}""")
-    got = con.sql("SELECT c_models, c_task_types, c_units, c_items, c_clocks, success FROM epc ORDER BY ep").df()
-    clocks = np.array(levels["clocks"], dtype=object)[got["c_clocks"].to_numpy()]
-    e = pd.DataFrame({"m": got["c_models"].to_numpy(np.int64), "k": got["c_task_types"].to_numpy(np.int64),
-                      "u": got["c_units"].to_numpy(np.int64), "i": got["c_items"].to_numpy(np.int64),
-                      "clock": clocks, "y": got["success"].to_numpy(bool).astype(np.int64)})
+    got = con.execute("SELECT c_models, c_task_types, c_units, c_items, c_clocks, success FROM epc ORDER BY ep"
+                      ).fetchnumpy()
+    clocks = np.array(levels["clocks"], dtype=object)[np.asarray(got.pop("c_clocks"))]
+    e = pd.DataFrame({"m": np.asarray(got.pop("c_models"), dtype=np.int64),
+                      "k": np.asarray(got.pop("c_task_types"), dtype=np.int64),
+                      "u": np.asarray(got.pop("c_units"), dtype=np.int64),
+                      "i": np.asarray(got.pop("c_items"), dtype=np.int64),
+                      "clock": clocks, "y": np.asarray(got.pop("success"), dtype=bool).astype(np.int64)})
     e["timed"] = e["clock"].isin(TIMED_CLOCKS)
     timed = np.array([c in TIMED_CLOCKS for c in levels["clocks"]], dtype=bool)
     con.register("lv_timed", pd.DataFrame({"c_clocks": np.arange(len(timed), dtype=np.int64), "timed": timed}))
@@ -308,6 +311,6 @@ def _item_type(e: pd.DataFrame, n_items: int) -> np.ndarray:
     """Task-type index of each item (its most frequent one), as ``aggregate``."""
     if not n_items:
         return np.zeros(0, dtype=np.int64)
-    has_item = e[e["i"] >= 0]
+    has_item = e.loc[e["i"].to_numpy() >= 0, ["i", "k"]]  # two columns, not a copy of every episode column
     return (has_item.groupby("i")["k"].agg(lambda s: s.value_counts().index[0]).reindex(range(n_items))
             .to_numpy(np.int64))
