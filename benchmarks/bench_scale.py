@@ -268,7 +268,7 @@ def dask_throughput(args) -> str:
     from rtanalysis.scale.distributed import ingest_distributed, local_client
 
     data = Path(args.data or tempfile.mkdtemp(prefix="bench_scale_"))
-    logs = data / "small" / "logs"
+    logs = Path(args.logs) if args.logs else data / "small" / "logs"
     if not logs.exists():
         build_dataset(data / "small", args.compare_decisions)
     lines = [f"ingest of {logs} on local Dask workers (processes, 1 thread each); wall clock incl. writing Parquet"]
@@ -313,6 +313,7 @@ def main(argv=None) -> int:
     dk.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     dk.add_argument("--compare-decisions", type=float, default=1.4e6)
     dk.add_argument("--data", default=None)
+    dk.add_argument("--logs", default=None, help="a folder of log files to ingest (default: DATA/small/logs)")
     ch = sub.add_parser("_rung")
     for a in ("--tasks", "--seeds", "--draws", "--chains"):
         ch.add_argument(a, type=int, required=True)
