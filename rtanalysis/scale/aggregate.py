@@ -18,10 +18,14 @@ import numpy as np
 import pandas as pd
 
 from ..schema import TIMED_CLOCKS
-from .dataset import DEFAULT_MEMORY_LIMIT, connect, read_meta, table_glob
+from .dataset import connect, read_meta, table_glob
 
 
-def aggregate_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: int | None = None,
+#: DuckDB's memory for the aggregates: 10^7 decisions peak at ~1 GiB in all (docs/scale.md); more is faster
+AGGREGATE_MEMORY_LIMIT = "256MB"
+
+
+def aggregate_dataset(root, memory_limit: str = AGGREGATE_MEMORY_LIMIT, threads: int | None = None,
                       temp_dir=None):
     """:class:`ModelData` of the dataset at ``root`` (see :mod:`rtanalysis.scale.dataset`).
 
