@@ -1,4 +1,5 @@
-"""Ingest: logs → episodes/steps parquet, quarantine, counts and the metrics tables in one folder.
+"""Ingest: logs → episodes/steps parquet (or a partitioned Parquet dataset), quarantine, counts and
+the metrics tables in one folder.
 
 The command ``rtanalysis ingest`` over these functions is :mod:`rtanalysis.ingest_cli`.
 """
@@ -13,31 +14,54 @@ import orjson
 from .adapters import load
 from .load import LoadResult
 from .metrics import compute_all, write_metrics
+from .scale.dataset import is_dataset
 
 
-def write_tables(result: LoadResult, out_dir: str | Path) -> list[Path]:
-    """Write ``episodes.parquet``, ``steps.parquet``, ``quarantine.jsonl`` and ``ingest.json``."""
+def write_tables(result: LoadResult, out_dir: str | Path, dataset: bool = False) -> list[Path]:
+    """Write ``episodes.parquet``, ``steps.parquet``, ``quarantine.jsonl`` and ``ingest.json``.
+
+    ``dataset=True``: the episodes and steps go into a partitioned Parquet dataset instead
+    (``episodes/model=…/``, ``steps/model=…/``, ``dataset.json``; see :mod:`rtanalysis.scale.dataset`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "episodes.parquet", out / "steps.parquet", out / "quarantine.jsonl", out / "ingest.json"]
-    result.episodes.to_parquet(paths[0], index=False)
-    result.steps.to_parquet(paths[1], index=False)
-    with open(paths[2], "wb") as fh:
-        for row in result.quarantine.itertuples(index=False):
-            fh.write(orjson.dumps({"file": row.file, "line": int(row.line), "field": row.field,
-                                   "reason": row.reason, "raw": row.raw}) + b"\n")
-    paths[3].write_text(json.dumps(result.summary(), indent=2) + "\n")
+    if dataset:
+        from .scale.dataset import write_dataset
+
+        paths = [write_dataset(result, out)]
+    else:
+        paths = [out / "episodes.parquet", out / "steps.parquet"]
+        result.episodes.to_parquet(paths[0], index=False)
+        result.steps.to_parquet(paths[1], index=False)
+    paths += write_quarantine_and_counts(result.quarantine, result.summary(), out)
     return paths
 
 
-def ingest(paths, out_dir: str | Path, format: str = "auto", progress: bool | None = None, **options):
+def write_quarantine_and_counts(quarantine, summary: dict, out: Path) -> list[Path]:
+    """``quarantine.jsonl`` (one bad record a line) and ``ingest.json`` (the counts, per file)."""
+    paths = [out / "quarantine.jsonl", out / "ingest.json"]
+    with open(paths[0], "wb") as fh:
+        for row in quarantine.itertuples(index=False):
+            fh.write(orjson.dumps({"file": row.file, "line": int(row.line), "field": row.field,
+                                   "reason": row.reason, "raw": row.raw}) + b"\n")
+    paths[1].write_text(json.dumps(summary, indent=2) + "\n")
+    return paths
+
+
+def ingest(paths, out_dir: str | Path, format: str = "auto", progress: bool | None = None,
+           dataset: bool = False, **options):
     """Load ``paths``, write the tables and the metrics into ``out_dir``; return (result, metrics).
 
-    Raises ``FileNotFoundError`` for a missing path and ``ValueError`` for an unknown format or
-    option (see :func:`rtanalysis.adapters.load`); bad records are quarantined, not raised.
-    """
-    result = load(paths, format=format, progress=progress, **options)
-    write_tables(result, out_dir)
+    ``paths`` may be a dataset directory (``ingest --dataset``): it is read back, not re-validated.
+    ``dataset=True`` writes the tables as a partitioned Parquet dataset."""
+    write = True
+    if is_dataset(paths):
+        src = Path(paths[0] if isinstance(paths, (list, tuple)) else paths)
+        result = load(src)
+        write = src.resolve() != Path(out_dir).resolve()  # a dataset read into its own folder stays as it is
+    else:
+        result = load(paths, format=format, progress=progress, **options)
+    if write:
+        write_tables(result, out_dir, dataset=dataset)
     tables = compute_all(result.episodes, result.steps)
     write_metrics(tables, out_dir)
     return result, tables

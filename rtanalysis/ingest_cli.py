@@ -19,6 +19,16 @@ def add_cli(sub) -> None:
     p.add_argument("--format", default="auto", choices=["auto", *FORMATS], help="input format (default: detect)")
     p.add_argument("--progress", action="store_true", default=None,
                    help="force a progress bar (default: shown for large inputs)")
+    scale = p.add_argument_group("scale (docs/scale.md)")
+    scale.add_argument("--dataset", action="store_true",
+                       help="write episodes/ and steps/ as a Parquet dataset partitioned by model (instead of "
+                            "episodes.parquet, steps.parquet); `fit DIR` and `report DIR` read it")
+    where = scale.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="load on a local Dask cluster of N processes (implies --dataset; no metrics_*.csv)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="load on the Dask cluster at ADDRESS, e.g. tcp://host:8786 (implies --dataset; "
+                            "--out must be a folder every worker sees)")
     add_cli_options(p)
     p.set_defaults(func=run)
 
@@ -27,10 +37,40 @@ def run(args) -> int:
     """Exit 0 when something was read; 1 (after writing the tables) when nothing could be."""
     try:  # readers raise ValueError for JSON options that do not parse, an unknown format or option
         options = options_from_args(args)
-        result, _ = ingest(args.paths, args.out, format=args.format, progress=args.progress, **options)
+        if args.workers is not None or args.scheduler is not None:
+            return _run_distributed(args, options)
+        result, _ = ingest(args.paths, args.out, format=args.format, progress=args.progress,
+                           dataset=args.dataset, **options)
     except ValueError as e:
         raise UsageError(str(e)) from e
-    print(f"{result}; tables in {args.out}")
+    return _report(result, args.out)
+
+
+def _run_distributed(args, options: dict) -> int:
+    from .scale.distributed import ingest_distributed, local_client
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be >= 1")
+    try:
+        if args.scheduler:
+            from dask.distributed import Client
+
+            client = Client(args.scheduler, timeout=30)
+        else:
+            client = local_client(args.workers)
+    except (OSError, TimeoutError) as e:
+        raise UsageError(f"cannot reach the Dask scheduler {args.scheduler}: {e}") from e
+    try:
+        result = ingest_distributed(args.paths, args.out, client, format=args.format, **options)
+    finally:
+        client.close()
+        if not args.scheduler:
+            client.cluster.close()
+    return _report(result.as_load_summary(), args.out, str(result))
+
+
+def _report(result, out, line: str | None = None) -> int:
+    print(f"{line or result}; tables in {out}")
     if result.n_read == 0:
         print("rtanalysis ingest: error: no records found in the given paths "
               "(rtlog files end in .jsonl or .jsonl.gz)", file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from ..load import EpisodeSink, LoadResult, find_log_files, load_rtlog
+from ..scale.dataset import is_dataset, read_dataset
 from . import inspect_logs, realtimegym, response_slots, table
 
 
@@ -136,6 +137,8 @@ def load(paths, format: str = "auto", _sink: EpisodeSink | None = None, **option
     """
     if format != "auto" and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; known formats: {known_formats()}")
+    if _sink is None and is_dataset(paths):  # written by `rtanalysis ingest --dataset`: read back as it is
+        return read_dataset(paths[0] if isinstance(paths, (list, tuple)) else paths)
     if isinstance(paths, (str, os.PathLike, pd.DataFrame)):
         paths = [paths]
     groups: dict[str, list] = {}

@@ -1,0 +1,342 @@
+"""Leaderboard scale, measured: a size ladder of the whole report, the memory of the aggregates,
+and the ingest on 1 and 2 Dask workers.
+
+``ladder``: ``leaderboard60`` at 10^4, 10^5, 10^6 episodes (``--quick``: 10^4 and 10^5, few draws).
+Each rung runs in a fresh process and prints, per stage — ingest, aggregate (pandas and DuckDB),
+set-up (fit minus sampling: aggregation inside fit, model graph, compile), sampling, derived
+quantities, figures, report (figures again + tables + text) — the seconds and the peak resident
+memory of that stage (Linux: the high-water mark is reset before each stage), side by side, and the
+ratio of the largest rung to the smallest.
+
+``memory``: a Parquet dataset of >= ``--decisions`` (default 10^7) decisions of ``leaderboard60``
+(simulated in pieces, ingested part by part on one Dask worker), then the model's aggregates by
+DuckDB in a fresh process: peak RSS (target <= 1 GB) and seconds; and, at a size the pandas path
+manages, both paths side by side.
+
+``dask``: the same log files ingested on 1 and 2 local Dask workers (processes): decisions per
+second, wall clock.
+
+The machine load (``os.getloadavg()``) is printed with every table: on a shared machine, seconds
+are only comparable within a run. Results go to ``benchmarks/results/bench_scale*.txt``.
+
+    python benchmarks/bench_scale.py ladder [--quick] [--draws N --chains N]
+    python benchmarks/bench_scale.py memory [--decisions 10000000] [--data DIR]
+    python benchmarks/bench_scale.py dask [--data DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+RUNGS = {"1e4": (10, 3), "1e5": (100, 3), "1e6": (100, 32)}  # leaderboard60 (tasks, seeds): ~9.6k, 96k, 1.0M episodes
+STAGES = ("ingest", "aggregate_pandas", "aggregate_duckdb", "setup", "sampling", "derived", "figures", "report")
+
+
+# --------------------------------------------------------------------------------------------
+# measuring one stage in this process
+
+
+def _reset_peak() -> None:
+    try:  # Linux: "5" resets the peak RSS (VmHWM) of this process
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _peak_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Stages:
+    def __init__(self):
+        self.rows: dict[str, tuple[float, float]] = {}
+
+    def run(self, name: str, fn, *args, **kwargs):
+        _reset_peak()
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.rows[name] = (time.perf_counter() - t0, _peak_mib())
+        print(f"  {name:<18} {self.rows[name][0]:8.1f} s {self.rows[name][1]:8.0f} MiB", file=sys.stderr, flush=True)
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# ladder
+
+
+def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
+    """One rung, in this process: simulate (untimed), then every stage of the report."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rtanalysis import plots
+    from rtanalysis.ingest import ingest
+    from rtanalysis.model import fit as fit_model
+    from rtanalysis.model.data import aggregate
+    from rtanalysis.report import write_report
+    from rtanalysis.scale import aggregate_dataset
+    from rtanalysis.scale.dataset import write_dataset
+    from rtanalysis.simulate import simulate
+
+    sim = simulate("leaderboard60", seed=0, tasks=tasks, seeds=seeds)
+    logs = sim.write(work / "logs")["episodes"]
+    del sim
+    st = Stages()
+    lr, metrics = st.run("ingest", ingest, [str(logs)], work / "out")
+    st.run("aggregate_pandas", aggregate, lr.episodes, lr.steps)
+    write_dataset(lr, work / "ds")
+    st.run("aggregate_duckdb", aggregate_dataset, work / "ds")
+    fit = st.run("fit", fit_model, lr, draws=draws, chains=chains, seed=0, progress=False)
+    d = fit.diagnostics
+    fit_s, fit_peak = st.rows.pop("fit")
+    sampling = float(d.get("sampling_only_seconds", d.get("sampling_seconds", 0.0)))
+    st.rows["setup"] = (fit_s - sampling, fit_peak)
+    st.rows["sampling"] = (sampling, fit_peak)
+    frames = st.run("derived", plots.fit_outputs, fit)
+
+    def figures():
+        for fig in plots.build_figures(lr.episodes, lr.steps, fit_frames=frames).values():
+            plt.close(fig)
+
+    st.run("figures", figures)
+    st.run("report", write_report, lr, work / "out", fit=fit, fit_frames=frames, metrics=metrics)
+    return {"episodes": len(lr.episodes), "decisions": len(lr.steps), "stages": st.rows,
+            "diagnostics_ok": bool(d.get("ok")), "max_rhat": d.get("max_rhat"),
+            "min_ess_bulk": d.get("min_ess_bulk")}
+
+
+def _child(args) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = rung(args.tasks, args.seeds, args.draws, args.chains, Path(tmp))
+    print("RESULT " + json.dumps(out))
+    return 0
+
+
+def _run_rung(name: str, draws: int, chains: int) -> dict:
+    tasks, seeds = RUNGS[name]
+    cmd = [sys.executable, __file__, "_rung", "--tasks", str(tasks), "--seeds", str(seeds),
+           "--draws", str(draws), "--chains", str(chains)]
+    print(f"rung {name}: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    if p.returncode or not lines:
+        return {"error": f"exit {p.returncode}"}
+    return json.loads(lines[-1][7:])
+
+
+def _ladder_table(results: dict) -> str:
+    names = [n for n in results if "stages" in results[n]]
+    head = f"{'stage':<18}" + "".join(f"{n + ' s':>10}{n + ' MiB':>11}" for n in names)
+    lines = [head]
+    for s in STAGES:
+        lines.append(f"{s:<18}" + "".join(f"{results[n]['stages'][s][0]:10.1f}{results[n]['stages'][s][1]:11.0f}"
+                                          for n in names))
+    whole = {n: sum(v[0] for k, v in results[n]["stages"].items() if k != "aggregate_duckdb") for n in names}
+    peak = {n: max(v[1] for v in results[n]["stages"].values()) for n in names}
+    lines.append(f"{'whole (no duckdb)':<18}" + "".join(f"{whole[n]:10.1f}{peak[n]:11.0f}" for n in names))
+    lines.append(f"{'episodes':<18}" + "".join(f"{results[n]['episodes']:>21,}" for n in names))
+    lines.append(f"{'decisions':<18}" + "".join(f"{results[n]['decisions']:>21,}" for n in names))
+    lines.append(f"{'diagnostics ok':<18}" + "".join(
+        f"{str(results[n]['diagnostics_ok']) + ' (R-hat ' + format(results[n]['max_rhat'] or 0, '.3f') + ')':>21}"
+        for n in names))
+    if len(names) > 1:
+        a, b = names[0], names[-1]
+        lines.append(f"ratio {b}/{a}: whole report {whole[b] / whole[a]:.2f}x time, "
+                     f"{peak[b] / peak[a]:.2f}x peak memory; "
+                     + ", ".join(f"{s} {results[b]['stages'][s][0] / max(results[a]['stages'][s][0], 1e-9):.2f}x"
+                                 for s in STAGES))
+    return "\n".join(lines)
+
+
+def ladder(args) -> str:
+    names = ["1e4", "1e5"] if args.quick else list(RUNGS)
+    draws = args.draws or (200 if args.quick else 1000)
+    chains = args.chains or (2 if args.quick else 4)
+    results = {}
+    for n in names:
+        results[n] = _run_rung(n, draws, chains)
+        print(f"  load now {os.getloadavg()}", file=sys.stderr, flush=True)
+    failed = {n: r["error"] for n, r in results.items() if "error" in r}
+    return (f"ladder ({'quick: ' if args.quick else ''}{chains} chains x {draws} draws; stage seconds and "
+            f"stage peak RSS)\n" + _ladder_table(results) + (f"\nfailed rungs: {failed}" if failed else ""))
+
+
+# --------------------------------------------------------------------------------------------
+# memory of the aggregates at 10^7 decisions
+
+
+def build_dataset(data: Path, decisions: int) -> Path:
+    """Simulated leaderboard60 logs (pieces of ~1.4M decisions, distinct run ids) ingested as a
+    dataset on one Dask worker, part by part; reused when ``data`` already holds it."""
+    from rtanalysis.scale.distributed import ingest_distributed, local_client
+    from rtanalysis.simulate import simulate
+
+    ds = data / "dataset"
+    if (ds / "dataset.json").is_file() and json.loads((ds / "ingest.json").read_text())["n_accepted"]:
+        meta = json.loads((data / "built.json").read_text()) if (data / "built.json").exists() else {}
+        if meta.get("decisions", 0) >= decisions:
+            return ds
+    n, seed = 0, 0
+    while n < decisions:
+        piece = data / "logs" / f"seed{seed:03d}"
+        sim = simulate("leaderboard60", seed=seed, tasks=100, seeds=8)
+        n += len(sim.arrays["decisions"]["episode"])
+        sim.write(piece)
+        del sim
+        seed += 1
+        print(f"  simulated {n:,} decisions", file=sys.stderr, flush=True)
+    client = local_client(1)
+    try:
+        res = ingest_distributed([str(data / "logs")], ds, client, n_parts=seed)
+    finally:
+        client.close()
+        client.cluster.close()
+    (data / "built.json").write_text(json.dumps({"decisions": res.n_steps, "episodes": res.n_episodes}))
+    print(f"  {res}", file=sys.stderr)
+    return ds
+
+
+def _aggregate_child(args) -> int:
+    t0 = time.perf_counter()
+    if args.path == "duckdb":
+        from rtanalysis.scale import aggregate_dataset
+
+        d = aggregate_dataset(args.dataset, memory_limit=args.memory_limit, threads=args.threads)
+    else:  # the in-memory path: read the tables into pandas, then model.data.aggregate
+        from rtanalysis.model.data import aggregate
+        from rtanalysis.scale import read_dataset
+
+        lr = read_dataset(args.dataset)
+        d = aggregate(lr.episodes, lr.steps)
+    took = time.perf_counter() - t0
+    peak = _peak_mib()  # VmHWM: ru_maxrss would carry the parent's peak across exec
+    print("RESULT " + json.dumps({"seconds": took, "peak_mib": peak, "cells": len(d.latency),
+                                  "episodes": len(d.episodes)}))
+    return 0
+
+
+def _measure_aggregate(path: str, dataset: Path, memory_limit: str, threads: int) -> dict:
+    cmd = [sys.executable, __file__, "_aggregate", "--path", path, "--dataset", str(dataset),
+           "--memory-limit", memory_limit, "--threads", str(threads)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    return json.loads(lines[-1][7:]) if lines and not p.returncode else {"error": f"exit {p.returncode}"}
+
+
+def memory(args) -> str:
+    data = Path(args.data or tempfile.mkdtemp(prefix="bench_scale_"))
+    big = build_dataset(data / "big", args.decisions)
+    small = build_dataset(data / "small", args.compare_decisions)
+    built = {k: json.loads((p.parent / "built.json").read_text()) for k, p in (("big", big), ("small", small))}
+    lines = [f"aggregates from a Parquet dataset, fresh process each (DuckDB memory_limit {args.memory_limit}, "
+             f"{args.threads} threads); peak = VmHWM of the process"]
+    lines.append(f"{'path':<34}{'decisions':>12}{'episodes':>11}{'seconds':>10}{'peak MiB':>10}")
+    for label, ds, which in (("DuckDB aggregate_dataset", big, "duckdb"),
+                             ("DuckDB aggregate_dataset", small, "duckdb"),
+                             ("pandas read_dataset + aggregate", small, "pandas")):
+        key = "big" if ds == big else "small"
+        r = _measure_aggregate(which, ds, args.memory_limit, args.threads)
+        if "error" in r:
+            lines.append(f"{label:<34}{built[key]['decisions']:>12,}  failed: {r['error']}")
+            continue
+        lines.append(f"{label:<34}{built[key]['decisions']:>12,}{built[key]['episodes']:>11,}"
+                     f"{r['seconds']:10.1f}{r['peak_mib']:10.0f}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# dask throughput
+
+
+def dask_throughput(args) -> str:
+    from rtanalysis.scale.distributed import ingest_distributed, local_client
+
+    data = Path(args.data or tempfile.mkdtemp(prefix="bench_scale_"))
+    logs = Path(args.logs) if args.logs else data / "small" / "logs"
+    if not logs.exists():
+        build_dataset(data / "small", args.compare_decisions)
+    lines = [f"ingest of {logs} on local Dask workers (processes, 1 thread each); wall clock incl. writing Parquet"]
+    lines.append(f"{'workers':>8}{'parts':>7}{'decisions':>12}{'seconds':>10}{'decisions/s':>13}")
+    for n in args.workers:
+        client = local_client(n)
+        try:
+            client.submit(sum, [1]).result()  # workers up before the clock starts
+            t0 = time.perf_counter()
+            res = ingest_distributed([str(logs)], data / f"dask{n}", client, n_parts=max(4, 2 * n))
+            took = time.perf_counter() - t0
+        finally:
+            client.close()
+            client.cluster.close()
+        lines.append(f"{n:>8}{res.n_parts:>7}{res.n_steps:>12,}{took:10.1f}{res.n_steps / took:13,.0f}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _header() -> str:
+    return (f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} cores; load average at start {tuple(round(x, 1) for x in os.getloadavg())}; "
+            f"python {platform.python_version()}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    lad = sub.add_parser("ladder")
+    lad.add_argument("--quick", action="store_true")
+    lad.add_argument("--draws", type=int, default=None)
+    lad.add_argument("--chains", type=int, default=None)
+    mem = sub.add_parser("memory")
+    mem.add_argument("--decisions", type=float, default=1e7)
+    mem.add_argument("--compare-decisions", type=float, default=1.4e6)
+    mem.add_argument("--memory-limit", default="512MB")
+    mem.add_argument("--threads", type=int, default=2)
+    mem.add_argument("--data", default=None, help="folder for the generated logs/datasets (kept; reused)")
+    dk = sub.add_parser("dask")
+    dk.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    dk.add_argument("--compare-decisions", type=float, default=1.4e6)
+    dk.add_argument("--data", default=None)
+    dk.add_argument("--logs", default=None, help="a folder of log files to ingest (default: DATA/small/logs)")
+    ch = sub.add_parser("_rung")
+    for a in ("--tasks", "--seeds", "--draws", "--chains"):
+        ch.add_argument(a, type=int, required=True)
+    ag = sub.add_parser("_aggregate")
+    ag.add_argument("--path", choices=("duckdb", "pandas"), required=True)
+    ag.add_argument("--dataset", required=True)
+    ag.add_argument("--memory-limit", default="512MB")
+    ag.add_argument("--threads", type=int, default=2)
+    args = p.parse_args(argv)
+    if args.cmd == "_rung":
+        return _child(args)
+    if args.cmd == "_aggregate":
+        return _aggregate_child(args)
+    head = _header()
+    body = {"ladder": ladder, "memory": memory, "dask": dask_throughput}[args.cmd](args)
+    text = f"{head}\n{body}\n# load average at end {tuple(round(x, 1) for x in os.getloadavg())}\n"
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    name = {"ladder": "bench_scale.txt", "memory": "bench_scale_memory.txt", "dask": "bench_scale_dask.txt"}[args.cmd]
+    with open(RESULTS / name, "a") as fh:
+        fh.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
