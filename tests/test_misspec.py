@@ -8,7 +8,8 @@ import pytest
 
 from rtanalysis.simulate import simulate
 from rtanalysis.simulate.engine import TRUTH_COLUMNS, simulate_arrays, truth_table
-from rtanalysis.simulate.misspec import COUNTERFACTUAL_TRUTH_COLUMNS, Misspec, mc_truth, simulate_misspec
+from rtanalysis.simulate.core import simulate_misspec
+from rtanalysis.simulate.misspec import COUNTERFACTUAL_TRUTH_COLUMNS, Misspec, mc_truth
 from rtanalysis.simulate.presets import MISSPEC_PRESETS
 
 KEYS = ["model", "task_type", "clock"]

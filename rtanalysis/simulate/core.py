@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from .. import schema
 from ..load import EpisodeSink, LoadResult
 from .design import Design
 from .engine import simulate_arrays, truth_table
+from .misspec import Misspec, simulate_misspec_arrays
 from .output import build_records, write_jsonl_gz
 from .presets import MISSPEC_PRESETS, PRESETS
 
@@ -103,6 +104,39 @@ class Simulation:
                 f"{len(self.design.clocks)} clocks; success rate {ep['success'].mean():.3f}")
 
 
+
+@dataclass
+class MisspecSimulation(Simulation):
+    """A :class:`Simulation` of a misspecified preset (:mod:`.misspec`): ``truth`` is by Monte Carlo,
+    ``counterfactual_truth`` holds p_success at λ and ``as:<model>``."""
+
+    misspec: Misspec = field(default_factory=Misspec)
+    counterfactual_truth: pd.DataFrame = field(default=None, repr=False)
+    preset: str = ""
+
+    @property
+    def run_id(self) -> str:
+        return f"sim-{self.preset or self.design.name}-seed{self.seed}"
+
+    def write(self, out_dir) -> dict[str, Path]:
+        paths = super().write(out_dir)
+        meta = orjson.loads(paths["design"].read_bytes())
+        meta["misspec"] = asdict(self.misspec)
+        paths["design"].write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
+        paths["counterfactual_truth"] = Path(out_dir) / "counterfactual_truth.csv"
+        self.counterfactual_truth.to_csv(paths["counterfactual_truth"], index=False, float_format="%.10g",
+                                         lineterminator="\n")
+        return paths
+
+
+def simulate_misspec(design: Design, spec: Misspec, seed: int = 0, reps: int = 400,
+                     preset: str = "") -> MisspecSimulation:
+    """Simulate ``design`` with the outcome process ``spec``; same inputs, same records and truth."""
+    arrays, truth, cft = simulate_misspec_arrays(design, spec, seed, reps)
+    return MisspecSimulation(design=design, seed=seed, arrays=arrays, truth=truth, misspec=spec,
+                             counterfactual_truth=cft, preset=preset)
+
+
 def simulate(design: str | Design = "mixed", seed: int = 0, **overrides) -> Simulation:
     """Simulate a benchmark with known truth.
 
@@ -111,8 +145,6 @@ def simulate(design: str | Design = "mixed", seed: int = 0, **overrides) -> Simu
     The same design and seed give identical records, truth and files.
     """
     if isinstance(design, str) and design in MISSPEC_PRESETS:  # misspecified generators (simulate/misspec.py)
-        from .misspec import simulate_misspec
-
         base, spec = MISSPEC_PRESETS[design]
         return simulate_misspec(base.with_(**overrides) if overrides else base, spec, seed, preset=design)
     if isinstance(design, str):

@@ -27,12 +27,10 @@ Windows, give-up times and the number of decisions are not changed by latency. A
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
-import orjson
 import pandas as pd
 from scipy import special
 
@@ -266,43 +264,6 @@ def simulate_misspec_arrays(design: Design, spec: Misspec, seed: int, reps: int 
         dec[k] = np.full(len(dec["model"]), np.nan)
     dec["p_correct"] = special.expit(ctx.logit) if spec.speed_accuracy == 0 else np.full(len(dec["model"]), np.nan)
     return {**arrays, "episodes": ep, "decisions": dec}, truth, cft
-
-
-def _simulation_class():
-    from .core import Simulation
-
-    @dataclass
-    class MisspecSimulation(Simulation):
-        """A :class:`~rtanalysis.simulate.core.Simulation` of a misspecified preset: ``truth`` is by
-        Monte Carlo, ``counterfactual_truth`` holds p_success at λ and ``as:<model>``."""
-
-        misspec: Misspec = field(default_factory=Misspec)
-        counterfactual_truth: pd.DataFrame = field(default=None, repr=False)
-        preset: str = ""
-
-        @property
-        def run_id(self) -> str:
-            return f"sim-{self.preset or self.design.name}-seed{self.seed}"
-
-        def write(self, out_dir) -> dict[str, Path]:
-            paths = super().write(out_dir)
-            meta = orjson.loads(paths["design"].read_bytes())
-            meta["misspec"] = asdict(self.misspec)
-            paths["design"].write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
-            paths["counterfactual_truth"] = Path(out_dir) / "counterfactual_truth.csv"
-            self.counterfactual_truth.to_csv(paths["counterfactual_truth"], index=False, float_format="%.10g",
-                                             lineterminator="\n")
-            return paths
-
-    return MisspecSimulation
-
-
-def simulate_misspec(design: Design, spec: Misspec, seed: int = 0, reps: int = 400, preset: str = ""):
-    """Simulate ``design`` with the outcome process ``spec``; same inputs, same records and truth."""
-    arrays, truth, cft = simulate_misspec_arrays(design, spec, seed, reps)
-    cls = _simulation_class()
-    return cls(design=design, seed=seed, arrays=arrays, truth=truth, misspec=spec, counterfactual_truth=cft,
-               preset=preset)
 
 
 def counterfactual_truth(sim, reps: int = 400, lambdas=LAMBDAS) -> pd.DataFrame:
