@@ -85,7 +85,8 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
     # find their episode by position (an ASOF join on integers), not by the text keys
     con.execute("""CREATE TEMP TABLE epk AS
         SELECT epc._part, (sum(epc.n_steps) OVER (PARTITION BY epc._part ORDER BY epc._row) - epc.n_steps)::BIGINT
-               AS start, epc.ep, epc.c_models AS m, epc.c_task_types AS k, epc.c_units AS u, lv_timed.timed
+               AS start, epc.ep, epc.c_models AS m, epc.c_task_types AS k, epc.c_units AS u, epc.c_clocks AS c,
+               lv_timed.timed
         FROM epc JOIN lv_timed USING (c_clocks) WHERE epc.n_steps > 0""")
     return e
 
@@ -95,17 +96,23 @@ def _step_view(con, sglob: str | None) -> None:
     if sglob is None:
         source = ("(SELECT NULL::INTEGER _part, NULL::BIGINT _row, NULL::DOUBLE latency, "
                   "NULL::DOUBLE window_open, NULL::DOUBLE window_close, NULL::BOOLEAN too_early, "
-                  "NULL::BOOLEAN too_late, NULL::BOOLEAN no_action, NULL::BOOLEAN correct_at_obs WHERE false)")
+                  "NULL::BOOLEAN too_late, NULL::BOOLEAN no_action, NULL::BOOLEAN correct_at_obs, "
+                  "NULL::BOOLEAN fallback WHERE false)")
     else:
         source = f"read_parquet('{sglob}', union_by_name = true)"
     _check_counts(con, source)
+    # a dataset written without the ``fallback`` column logs no fallback (as ``aggregate``'s flag)
+    has_fallback = "fallback" in {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    fallback = "coalesce(st.fallback, false)" if has_fallback else "false"
     # materialised once, narrow and numeric (DuckDB spills it to disk if need be): the holistic
     # aggregates below (median, quantiles) then scan only numbers
     con.execute(f"""CREATE TEMP TABLE s AS
-        SELECT epk.ep, epk.m, epk.k, epk.u, epk.timed, st.latency AS lat,
+        SELECT epk.ep, epk.m, epk.k, epk.u, epk.c, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
-               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR st.no_action) AND epk.timed AS miss,
+               -- a logged fallback (default action played because the agent was late) is a miss too
+               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR coalesce(st.no_action, false)
+                OR {fallback}) AND epk.timed AS miss,
                st.correct_at_obs
         FROM {source} st ASOF JOIN epk ON st._part = epk._part AND st._row >= epk.start""")
     con.execute("DROP TABLE epk")
@@ -154,7 +161,8 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     return ModelData(levels["models"], levels["task_types"], levels["units"], levels["items"], latency, censored,
                      exposure, binned, edges, groups["unlabelled"], groups["cap_labelled"],
                      groups["timing_labelled"], groups["not_capable"], e, windows, episode_windows, log_ref,
-                     _item_type(e, len(levels["items"])), type_log_g, type_offset)
+                     _item_type(e, len(levels["items"])), type_log_g, type_offset,
+                     _timed_misses(con, levels["clocks"]))
 
 
 def _length_covariate(n_decisions, k, n_types):
@@ -185,10 +193,34 @@ def _latency_tables(con, n_units: int):
         WHERE acted AND timed AND close > 0 AND NOT isnan(close) GROUP BY m ORDER BY m""").df()
     cells = pd.concat([latency[["m", "k", "u"]], censored[["m", "k", "u"]]]).drop_duplicates()
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
-    latency = latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64})
+    latency = _add_distinct(con, latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64}))
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
     censored["cell"] = [cell_index[(m, k, u)] for m, k, u in censored[["m", "k", "u"]].to_numpy()]
     return latency, censored, exposure
+
+
+def _add_distinct(con, latency: pd.DataFrame) -> pd.DataFrame:
+    """``n_distinct`` acted latencies (raw, not log) per cell and ``informative`` (at least
+    :data:`~rtanalysis.model.data.MIN_DISTINCT_LATENCIES` of them), as ``aggregate``."""
+    from ..model.data import MIN_DISTINCT_LATENCIES
+
+    got = con.sql("SELECT m, k, u, count(DISTINCT lat) AS nd FROM s WHERE acted GROUP BY m, k, u").df()
+    distinct = got.set_index(["m", "k", "u"])["nd"]
+    latency["n_distinct"] = (distinct.reindex(pd.MultiIndex.from_frame(latency[["m", "k", "u"]]))
+                             .fillna(0).to_numpy(np.int64))
+    latency["informative"] = latency["n_distinct"] >= MIN_DISTINCT_LATENCIES
+    return latency
+
+
+def _timed_misses(con, clocks: list[str]) -> pd.DataFrame:
+    """Per (m, k, clock, u): timed decisions ``n`` and logged misses ``miss``, in ``aggregate``'s
+    (pandas groupby) order; clock codes follow the sorted clock names, so ordering by code is it."""
+    got = con.execute("""SELECT m, k, c, u, count(*) AS n, count(*) FILTER (miss) AS miss FROM s
+        WHERE timed GROUP BY m, k, c, u ORDER BY m, k, c, u""").fetchnumpy()
+    names = np.array(clocks, dtype=object)[np.asarray(got["c"], dtype=np.int64)]
+    return pd.DataFrame({"m": np.asarray(got["m"], dtype=np.int64), "k": np.asarray(got["k"], dtype=np.int64),
+                         "clock": names, "u": np.asarray(got["u"], dtype=np.int64),
+                         "n": np.asarray(got["n"], dtype=np.int64), "miss": np.asarray(got["miss"], dtype=np.int64)})
 
 
 def _order_statistics(con, source: str, keys: list[str], wanted: pd.DataFrame) -> dict:
