@@ -83,8 +83,28 @@ def load_part(part: int, units: list[tuple[str, str]], root: str, options: dict,
     remove_part(root, part)
     extra = write_part(result, root, part)
     keys = result.episodes[["run_id", "episode_id", "source_file", "source_line"]].copy()
+    fb = result.steps[["run_id", "fallback"]]
     return {"part": part, "quarantine": result.quarantine, "files": result.files, "extra": extra, "keys": keys,
-            "n_episodes": len(result.episodes), "n_steps": len(result.steps)}
+            "n_episodes": len(result.episodes), "n_steps": len(result.steps),
+            # for the fallback rule across batches (a run that logs fallback anywhere logs it everywhere)
+            "fallback_runs": set(fb.loc[fb["fallback"].notna(), "run_id"]),
+            "unlabelled_runs": set(fb.loc[fb["fallback"].isna(), "run_id"])}
+
+
+def fill_fallback_part(root: str, part: int, runs: set) -> None:
+    """Worker task: the loader's fallback rule across batches. In part ``part``, a decision of a run
+    in ``runs`` (runs that log ``fallback`` in some batch) without the field did not fall back."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    for f in (Path(root) / "steps").glob(f"model=*/part-{part:05d}.parquet"):
+        t = pq.read_table(f)
+        i = t.schema.get_field_index("fallback")
+        col = t.column(i)
+        fill = pc.and_(pc.is_null(col), pc.is_in(t.column("run_id"), value_set=pa.array(sorted(runs))))
+        fixed = pc.if_else(fill, pa.scalar(False, col.type), col)
+        pq.write_table(t.set_column(i, t.schema.field(i), fixed), f)
 
 
 def log_units(paths, format: str = "auto") -> list[tuple[str, str]]:
@@ -174,6 +194,9 @@ def ingest_distributed(paths, out_dir, client, format: str = "auto", n_parts: in
         again = [client.submit(load_part, p, plan[p], str(root), options, seen, pure=False) for p, seen in redo.items()]
         for r in client.gather(again):
             results[r["part"]] = r
+    runs = set().union(*(r["fallback_runs"] for r in results)) if results else set()
+    fill = [r["part"] for r in results if r["unlabelled_runs"] & runs]
+    client.gather([client.submit(fill_fallback_part, str(root), p, runs, pure=False) for p in fill])
     out = _combine(root, results, len(plan), len(redo), t0)
     write_quarantine_and_counts(out.quarantine, out.as_load_summary().summary(), root)
     return out
