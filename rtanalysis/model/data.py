@@ -225,7 +225,8 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     lat_cell = pd.DataFrame({"m": m, "k": k, "u": u, "lat": np.where(acted & timed, S["lat"], np.nan)})
     cell_max = lat_cell.groupby(["m", "k", "u"])["lat"].transform("max").to_numpy()
     censor_at = np.fmax(close, cell_max)
-    cens = pd.DataFrame({"m": m[cens_sel], "k": k[cens_sel], "u": u[cens_sel], "log_close": np.log(censor_at[cens_sel])})
+    cens = pd.DataFrame({"m": m[cens_sel], "k": k[cens_sel], "u": u[cens_sel],
+                         "log_close": np.log(censor_at[cens_sel])})
     censored = (by(cens, ["m", "k", "u", "log_close"]).size().rename(columns={"size": "count"})
                 .drop(columns="_row", errors="ignore"))
     exp_sel = acted & timed & (close > 0) & ~np.isnan(close)
