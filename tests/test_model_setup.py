@@ -63,12 +63,12 @@ def test_paused_only_data_is_noted_not_refused():
     assert notes["notes"][0].startswith("no timed clock: timing cannot be separated")
 
 
-def test_tune_argument_of_the_cli():
+def testtune_argument_of_the_cli():
     import argparse
 
-    from rtanalysis.model.cli import _tune_arg
+    from rtanalysis.model.cli import tune_arg
 
-    assert _tune_arg("auto") == "auto" and _tune_arg("1500") == 1500
+    assert tune_arg("auto") == "auto" and tune_arg("1500") == 1500
     for bad in ("-1", "lots"):
         with pytest.raises(argparse.ArgumentTypeError, match="--tune"):
-            _tune_arg(bad)
+            tune_arg(bad)

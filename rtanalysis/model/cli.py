@@ -14,11 +14,12 @@ def add_cli(subparsers) -> None:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--tune", type=_tune_arg, default="auto",
+    p.add_argument("--tune", type=tune_arg, default="auto",
                    help="tuning steps per chain, or auto (default): = draws, and if the diagnostics gate "
                         "fails, once more with 3x tuning and 2x draws")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--interval", type=float, default=0.95)
+    p.add_argument("--ci-prob", "--interval", dest="interval", type=float, default=0.95,
+                   help="probability of every posterior interval (default 0.95)")
     p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
                    help="log-latency Normal (default), Student-t, or auto: the better by PSIS-LOO "
                         "(writes latency_loo.csv)")
@@ -37,12 +38,12 @@ def add_cli(subparsers) -> None:
     c.add_argument("--out", default=None, help="directory for calibration.csv")
     c.add_argument("--draws", type=int, default=500)
     c.add_argument("--chains", type=int, default=4)
-    c.add_argument("--interval", type=float, default=0.9)
+    c.add_argument("--ci-prob", "--interval", dest="interval", type=float, default=0.9)
     c.add_argument("--unlabelled", action="store_true")
     c.set_defaults(func=_calibrate)
 
 
-def _tune_arg(text: str):
+def tune_arg(text: str):
     import argparse
 
     if text == "auto":
@@ -64,7 +65,7 @@ def _fit(args) -> int:
     if args.draws < 1 or args.chains < 1:
         raise UsageError("--draws and --chains must be >= 1")
     if not 0 < args.interval < 1:
-        raise UsageError(f"--interval must be in (0, 1), got {args.interval}")
+        raise UsageError(f"--ci-prob must be in (0, 1), got {args.interval}")
     lr = load(args.paths)
     if len(lr.episodes) == 0:
         raise NoDataError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..metrics import DEFAULT_CI_PROB
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
+from ..model.cli import tune_arg
 from .pipeline import run_report
 
 
@@ -33,6 +34,9 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
         p.add_argument("--out", default=out, metavar="DIR", help=f"output folder (default {out})")
     p.add_argument("--draws", type=int, default=draws, help=f"posterior draws per chain (default {draws})")
     p.add_argument("--chains", type=int, default=chains, help=f"chains (default {chains})")
+    p.add_argument("--tune", type=tune_arg, default="auto",
+                   help="tuning steps per chain, or auto (default): = draws, and once more with 3x tuning and "
+                        "2x draws if the diagnostics gate fails")
     p.add_argument("--seed", type=int, default=0, help="random seed: same inputs + seed give identical tables")
     p.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=DEFAULT_CI_PROB,
                    help=f"probability of every interval in figures, tables and text (default {DEFAULT_CI_PROB})")
@@ -70,7 +74,7 @@ def _report(args, paths, fmt: str = "auto") -> dict:
     try:
         return run_report(paths, args.out, draws=args.draws, chains=args.chains, seed=args.seed,
                           ci_prob=args.ci_prob, figures_dir=args.figures, fit_model=not args.no_fit,
-                          progress=not args.quiet, format=fmt)
+                          progress=not args.quiet, format=fmt, tune=args.tune)
     except ValueError as e:  # unreadable input or an unknown format: a user error, not a crash
         raise _cli_error(str(e)) from e
 

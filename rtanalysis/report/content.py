@@ -148,9 +148,11 @@ def diagnostics_warning(diagnostics: dict | None) -> str | None:
     if not style.diagnostics_failed(diagnostics):
         return None
     detail = style.diagnostics_text(diagnostics)
+    advice = (diagnostics.get("advice") or "").strip()
     return ("the sampler's convergence diagnostics failed" + (f" ({detail})" if detail else "")
-            + ". Posterior numbers and figures marked with this warning are unreliable: rerun with more draws "
-              "and chains (`--draws`, `--chains`) before reporting them.")
+            + ". Posterior numbers and figures marked with this warning are unreliable"
+            + (f". {'; '.join(advice.splitlines())}." if advice else
+               ": rerun with more tuning, draws and chains (`--tune auto`, `--draws`, `--chains`) before reporting them."))
 
 
 CAPTIONS = {

@@ -102,6 +102,7 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     blocks: list[dict] = [{"kind": "h1", "text": TITLE}]
     if warn:
         blocks.append({"kind": "warning", "text": warn})
+    blocks += notes_blocks(diag)
     blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest)
     blocks += headline_blocks(ep, frames, fit, ci_prob, warn)
     for task_type in sorted(ep["task_type"].unique()):
@@ -112,6 +113,19 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     blocks.append({"kind": "p", "text": " ".join(content.power_note(metrics["success"],
                                                                     content.headline_clock(ep["clock"])))})
     return blocks
+
+
+def notes_blocks(diagnostics: dict | None) -> list[dict]:
+    """What the data cannot tell (no timed clock, latency cells logged as a constant) and a retried fit."""
+    d = diagnostics or {}
+    items = list(d.get("notes") or [])
+    if d.get("retried"):
+        r = d["retried"]
+        items.append(f"the first fit failed the diagnostics gate and was retried once with tune={r.get('tune')}, "
+                     f"draws={r.get('draws')} (`tune='auto'`); the numbers come from the retry")
+    if not items:
+        return []
+    return [{"kind": "h2", "text": "What these data can and cannot tell"}, {"kind": "list", "items": items}]
 
 
 def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -> list[dict]:
@@ -169,11 +183,15 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
     family = "log-normal" if fit.latency_family == "normal" else "Student-t on the log scale"
     return [{"kind": "p", "text": (
         "**Model.** A hierarchical capability × timing model (PyMC): an episode succeeds when the model is "
-        "capable (logit-scale model, task-type, model × task-type and item effects, partially pooled) and every "
+        "capable (logit-scale model, task-type, model × task-type and item effects; see `docs/model.md` for which "
+        "scales are fixed and which are estimated) and every "
         f"decision lands inside its validity window (latency {family} with model and task-type effects; a missed "
         "window is fatal with a per-task-type probability). Under the paused clock timing cannot fail, which "
-        "identifies capability. Priors are weakly informative (normal on logits and log-latencies, half-normal on "
-        "scales; `docs/model.md`).")},
+        "identifies capability. Priors are weakly informative and do not depend on the data (the registry in "
+        "`rtanalysis.model.priors`, documented in `docs/model.md`). Latency cells with fewer than 3 distinct "
+        "latencies (a harness that logs the tick length) are left out of the latency likelihood; their P(miss) "
+        "comes from the logged misses and fallbacks, and the decomposition flags them "
+        "(`latency_informative` = false).")},
         {"kind": "p", "text": (
             f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.draws_n} draws after {fit.tune} tuning "
             f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "

@@ -96,9 +96,11 @@ def _data_hash(episodes, steps) -> str:
 
 
 def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
-               figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto") -> dict:
+               figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto",
+               tune: int | str | None = "auto") -> dict:
     """Ingest ``paths``, compute metrics, fit the model (unless ``fit_model=False``), then
-    :func:`write_report`. Raises ``ValueError`` for input that cannot be read."""
+    :func:`write_report`. Raises ``ValueError`` for input that cannot be read. ``tune="auto"`` (the
+    default here): a fit that fails the diagnostics gate is retried once with longer tuning."""
     from ..ingest import ingest
 
     started = time.time()
@@ -116,7 +118,8 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
         from ..model import fit as fit_fn
 
         _log(progress, f"fitting the model ({chains} chains × {draws} draws, seed {seed})")
-        fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress)
+        fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress,
+                     tune=tune)
         fit.to_dir(out)
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
