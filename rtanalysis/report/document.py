@@ -8,6 +8,8 @@ import pandas as pd
 
 from .. import metrics as m
 from .. import plots, tables
+from ..model.assumptions import assumptions_for
+from ..model.harmony import harmony
 from . import content
 
 TITLE = "Capability versus timing failures"
@@ -47,7 +49,14 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
     if cf is not None:
         out["counterfactuals"] = (tables.counterfactual_table(cf),
                                   f"Posterior mean success (with {p} intervals) if latencies were scaled by λ "
-                                  "(columns), timed clocks.")
+                                  "(columns), timed clocks. This counterfactual assumes: "
+                                  + " ".join(assumptions_for("scale")))
+    if fit is not None and dec is not None and dec["task_type"].nunique() > 1 and (dec["clock"] != "paused").any():
+        out["harmony"] = (harmony(fit, ci_prob),
+                          "Harmony across task types (1 − normalised Gini of the per-type values, per posterior "
+                          f"draw; `docs/metrics.md`) of P(capable) and P(timely | capable), with {p} intervals: "
+                          "1 = uniform across task types, low = concentrated in a few (a model whose timing "
+                          "failures sit in one task type has low timely harmony).")
     comps = comparison_rows(fit, dec, ci_prob) if fit is not None and dec is not None else []
     if comps:
         out["comparisons"] = (tables.comparison_table(comps),
