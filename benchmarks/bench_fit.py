@@ -38,7 +38,7 @@ def fit_time(lr, **kw):
 
 
 def tree_size(res) -> float:
-    st = res.posterior["sample_stats"]
+    st = res.idata["sample_stats"]
     return float(st["n_steps"].mean()) if "n_steps" in st else float("nan")
 
 

@@ -35,7 +35,7 @@ def test_decomposition_agrees_with_the_labels():
     observed proportion's binomial SE."""
     res = toy_fit(True)
     dec = res.decomposition(interval=0.99)
-    ep = res._episodes
+    ep = res.episodes
     timed = ep[ep["clock"] != "paused"]
     fails = timed[~timed["success"]]
     obs = (fails.groupby(["model", "task_type", "clock"])["failure_type"]

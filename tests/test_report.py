@@ -212,7 +212,7 @@ def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_pa
     back = FitResult.from_dir(tmp_path, load)
     pd.testing.assert_frame_equal(back.decomposition(), fit.decomposition())
     assert back.diagnostics["ok"] == fit.diagnostics["ok"] and back.seed == fit.seed
-    again = load_or_fit(load, tmp_path, draws=fit.draws_n, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
+    again = load_or_fit(load, tmp_path, draws=fit.n_draws, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
     pd.testing.assert_frame_equal(again.decomposition(), fit.decomposition())
     other = dataclasses.replace(load, episodes=load.episodes.iloc[1:].reset_index(drop=True))
     with pytest.raises(ValueError, match="other data"):

@@ -99,7 +99,7 @@ def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
 
 def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
     """Observed shares of early and late-or-silent windowed decisions per timed row vs the model's."""
-    st = res._steps
+    st = res.steps
     if st is None or not len(st) or "window_close" not in st:
         return []
     keys = ["model", "task_type", "clock"]
@@ -152,7 +152,7 @@ def _quantile_of_first(s: np.ndarray, keep: np.ndarray, q: float) -> np.ndarray:
 
 
 def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
-    d, st = res.data, res._steps
+    d, st = res.data, res.steps
     if st is None or not len(st):
         return []
     groups = _latency_groups(st)

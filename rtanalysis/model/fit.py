@@ -107,9 +107,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         diag["retried"] = {"first": first, "tune": n_tune, "draws": draws}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
-    return FitResult(posterior=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
-                     data_hash=data_hash(episodes, steps), latency_family=chosen, draws_n=draws, chains=chains,
-                     tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
+    return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
+                     data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
+                     tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
 
 
 def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress):
@@ -145,28 +145,28 @@ def _data_notes(d: ModelData) -> dict:
 class FitResult:
     """A fitted model: the posterior, the data it saw, diagnostics, and the derived tables."""
 
-    posterior: object
+    idata: object  # the posterior as an xarray DataTree (ArviZ 1)
     data: ModelData
     diagnostics: dict
     seed: int
     interval: float
     data_hash: str
     latency_family: str = "normal"
-    draws_n: int = 0
+    n_draws: int = 0
     chains: int = 0
     tune: int = 0
     sampler: str = "nutpie"
     _diag_table: pd.DataFrame | None = field(default=None, repr=False)
     _loo: pd.DataFrame | None = field(default=None, repr=False)
-    _episodes: pd.DataFrame | None = field(default=None, repr=False)
-    _steps: pd.DataFrame | None = field(default=None, repr=False)
+    episodes: pd.DataFrame | None = field(default=None, repr=False)  # the tidy frames it was fitted on
+    steps: pd.DataFrame | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- internals
     @property
     def _params(self) -> ParamDraws:
         if "params" not in self._cache:
-            self._cache["params"] = param_draws(self.posterior["posterior"], self.data, seed=self.seed)
+            self._cache["params"] = param_draws(self.idata["posterior"], self.data, seed=self.seed)
         return self._cache["params"]
 
     @property
@@ -328,7 +328,7 @@ class FitResult:
         out.mkdir(parents=True, exist_ok=True)
         self.decomposition().to_csv(out / "decomposition.csv", index=False)
         self.counterfactuals().to_csv(out / "counterfactuals.csv", index=False)
-        info = {**self.diagnostics, "seed": self.seed, "draws": self.draws_n, "chains": self.chains,
+        info = {**self.diagnostics, "seed": self.seed, "draws": self.n_draws, "chains": self.chains,
                 "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
                 "interval": self.interval, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
@@ -337,7 +337,7 @@ class FitResult:
             self._loo.to_csv(out / "latency_loo.csv", index=False)
         (out / "diagnostics.json").write_text(json.dumps(_jsonable(info), indent=2) + "\n")
         try:
-            self.posterior.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+            self.idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
         except ImportError as e:  # h5netcdf writes through h5py; without it say so, keep the tables
             warnings.warn(f"posterior.nc not written: {e} (install h5py)", RuntimeWarning, stacklevel=2)
         return out
@@ -363,10 +363,10 @@ class FitResult:
         _, table = diagnose(idata, [v for v in MAIN_PARAMS if v in idata["posterior"]])
         diag = {k: v for k, v in info.items() if k not in _RUN_KEYS}
         loo = pd.DataFrame(info["latency_loo"]) if "latency_loo" in info else None
-        return cls(posterior=idata, data=aggregate(episodes, steps), diagnostics=diag, seed=info["seed"],
+        return cls(idata=idata, data=aggregate(episodes, steps), diagnostics=diag, seed=info["seed"],
                    interval=info["interval"], data_hash=digest, latency_family=info["latency_family"],
-                   draws_n=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
-                   _diag_table=table, _loo=loo, _episodes=episodes, _steps=steps)
+                   n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
+                   _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
 
 
 #: keys of diagnostics.json that describe the run rather than the diagnostics

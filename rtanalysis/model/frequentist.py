@@ -59,7 +59,7 @@ def cross_check(res, interval: float | None = None) -> pd.DataFrame:
 
     interval = res.interval if interval is None else interval
     z = float(norm.ppf(0.5 + interval / 2))
-    ep, st = res._episodes, res._steps
+    ep, st = res.episodes, res.steps
     dec = res.decomposition(interval)
     rows = []
     task = ep["task"].astype(object).where(ep["task"].notna(), ep["episode_id"].astype(object)).to_numpy()

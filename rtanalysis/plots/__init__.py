@@ -46,7 +46,7 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
         "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, **kw),
         "success_curve": fit.success_curve(**kw),
         "ppc": fit.ppc(**kw),
-        "posterior": fit.posterior,
+        "posterior": fit.idata,
     }
 
 

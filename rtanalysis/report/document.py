@@ -202,7 +202,7 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
         "comes from the logged misses and fallbacks, and the decomposition flags them "
         "(`latency_informative` = false).")},
         {"kind": "p", "text": (
-            f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.draws_n} draws after {fit.tune} tuning "
+            f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.n_draws} draws after {fit.tune} tuning "
             f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
             f"{'passed' if d.get('ok', True) else '**failed**'}.")}]
