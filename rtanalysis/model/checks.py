@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..metrics.latency import floored_log_latency
 from .derived import ParamDraws, capable_probability, param_draws
 
 QUANTILES = {"log_latency_p10": 0.1, "log_latency_p50": 0.5, "log_latency_p90": 0.9, "log_latency_p99": 0.99}
@@ -124,10 +125,12 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
 
 
 def _latency_groups(st) -> dict:
-    lat = st["latency"].to_numpy(float)
-    acted = ~np.isnan(lat) & (lat > 0)
+    # zero latencies floored as the fit floors them (metrics.floored_log_latency), not dropped
+    unit = st["time_unit"].astype(str).to_numpy()
+    x = floored_log_latency(st["latency"].to_numpy(float), unit)
+    acted = ~np.isnan(x)
     frame = pd.DataFrame({"model": st["model"].astype(str), "task_type": st["task_type"].astype(str),
-                          "unit": st["time_unit"].astype(str), "x": np.log(np.where(acted, lat, 1.0))})[acted]
+                          "unit": unit, "x": x})[acted]
     return {k: g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "unit"])}
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..metrics.latency import floored_log_latency
 from ..schema import TIMED_CLOCKS
 
 
@@ -194,13 +195,8 @@ def _log_latencies(S: dict, n_units: int) -> pd.DataFrame:
     """Acted decisions' log-latencies per (m, k, u) cell; zero latencies are floored at half the
     smallest positive one of their unit (log 0 is -inf)."""
     lat, acted = S["lat"], S["acted"]
-    loglat = np.full(len(lat), np.nan)
-    for u in range(n_units):
-        sel = acted & (S["cell"][2] == u)
-        pos = lat[sel][lat[sel] > 0]
-        floor = pos.min() / 2 if len(pos) else 1e-3
-        loglat[sel] = np.log(np.maximum(lat[sel], floor))
     m, k, u = S["cell"]
+    loglat = floored_log_latency(lat, u)  # the one definition, shared with the checks and metrics
     return pd.DataFrame({"m": m, "k": k, "u": u, "x": loglat, "lat": lat})[acted]
 
 

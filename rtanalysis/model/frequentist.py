@@ -21,6 +21,8 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import beta, norm
 
+from ..metrics.latency import floored_log_latency
+
 
 def _cell_glm(y: np.ndarray, cell: np.ndarray, groups: np.ndarray, z: float):
     """Per-cell proportion via a binomial GLM with cluster-robust SEs; (cell, est, lo, hi, method)."""
@@ -81,10 +83,10 @@ def cross_check(res, interval: float | None = None) -> pd.DataFrame:
             rows.append(("p_success", m, k, clock, est, lo, hi, meth, p["p_success"], p["p_success_lo"],
                          p["p_success_hi"]))
     if st is not None and len(st):
-        lat = st["latency"].to_numpy(float)
-        acted = ~np.isnan(lat) & (lat > 0)
-        s = st[acted]
-        x = np.log(lat[acted])
+        # zero latencies floored as the fit floors them (metrics.floored_log_latency), not dropped
+        x = floored_log_latency(st["latency"].to_numpy(float), st["time_unit"].astype(str).to_numpy())
+        acted = ~np.isnan(x)
+        s, x = st[acted], x[acted]
         cells = (s["model"].astype(str) + "\x1f" + s["task_type"].astype(str) + "\x1f" + s["time_unit"].astype(str)).to_numpy()
         levels = np.unique(cells)
         X = pd.get_dummies(pd.Categorical(cells, categories=levels)).to_numpy(float)
