@@ -78,8 +78,11 @@ def run_report(tmp: Path, capsys) -> tuple[int, str, Path]:
     return rc, capsys.readouterr().err, out
 
 
-def assert_complete_or_clear(rc: int, err: str, out: Path) -> None:
+def assert_complete_or_clear(rc: int, err: str, out: Path, must_complete: bool = True) -> None:
     assert "Traceback" not in err, err
+    # every generated shape has at least one episode per model: the report must be written; only data
+    # that cannot be analysed at all may stop, with one line saying why
+    assert rc == 0 or not must_complete, err
     if rc != 0:
         lines = [ln for ln in err.strip().splitlines() if ln.strip()]
         assert rc == 2 and lines and lines[-1].startswith("rtanalysis report: error:"), err
