@@ -28,10 +28,11 @@ def diagnose(idata, var_names) -> tuple[dict, pd.DataFrame]:
     ss = idata["sample_stats"]
     div = int(np.asarray(ss["diverging"].values).sum()) if "diverging" in ss else 0
     bfmi = []
-    if "energy" in ss:  # E-BFMI per chain: mean squared energy change over the energy variance
-        e = np.asarray(ss["energy"].values, dtype=float).reshape(int(ss.sizes["chain"]), -1)
-        bfmi = [float(np.mean(np.diff(c) ** 2) / np.var(c)) if len(c) > 1 and np.var(c) > 0 else float("nan")
-                for c in e]
+    if "energy" in ss and int(ss.sizes.get("draw", 0)) > 1:  # E-BFMI per chain, ArviZ 1's estimate
+        from arviz_stats import bfmi as arviz_bfmi
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bfmi = [float(x) for x in np.ravel(arviz_bfmi(idata)["energy"].values)]
     n_chains = int(idata["posterior"].sizes["chain"])
     max_rhat = float(table["rhat"].max()) if n_chains > 1 else float("nan")
     out = {
