@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..load import vocabulary
 from ..metrics.latency import floored_log_latency
 from ..schema import TIMED_CLOCKS
 
@@ -161,20 +162,14 @@ def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict
     else:
         ep_of_step = np.zeros(0, dtype=np.int64)
     col = lambda c: st[c].to_numpy(float) if n else np.zeros(0)  # noqa: E731
-    flag = lambda c: st[c].fillna(False).to_numpy(bool) if n and c in st else np.zeros(n, bool)  # noqa: E731
     S = {"ep": ep_of_step, "timed": e["timed"].to_numpy()[ep_of_step], "lat": col("latency"),
          "close": col("window_close"), "open": col("window_open")}
-    S["acted"] = ~np.isnan(S["lat"])
-    # a timing miss whatever the content (under paused nothing misses); a logged fallback (a default
-    # action played because the agent was late) is a miss too: in harnesses that log latency as the
-    # tick length it is the only record of one
-    S["miss"] = (flag("too_early") | flag("too_late") | flag("no_action") | flag("fallback")) & S["timed"]
-    if n:
-        corr = st["correct_at_obs"]
-        S["unl"] = (corr.isna().to_numpy() & S["acted"]).astype(float)
-        S["wrong"] = (~corr.fillna(True).to_numpy(bool) & S["acted"]).astype(float)
-    else:
-        S["unl"] = S["wrong"] = np.zeros(0)
+    # missed / labelled / wrong: the loader's vocabulary (rtanalysis.load.vocabulary); a played
+    # fallback is a miss there, the only record of one where latency is logged as the tick length
+    S["acted"] = vocabulary.acted(st)
+    S["miss"] = vocabulary.missed(st, S["timed"])
+    S["unl"] = vocabulary.unlabelled_action(st).astype(float)
+    S["wrong"] = vocabulary.wrong_action(st).astype(float)
     S["cell"] = tuple(e[c].to_numpy()[ep_of_step] for c in ("m", "k", "u"))
     return S
 
@@ -185,8 +180,7 @@ def _episode_labels(e: pd.DataFrame, S: dict, n_types: int) -> tuple[np.ndarray,
     count = lambda w: np.bincount(S["ep"], weights=w, minlength=n_ep)  # noqa: E731
     e["M"] = count(S["miss"].astype(float)).astype(np.int64)
     n_acted = count(S["acted"].astype(float))
-    e["labelled"] = (n_acted > 0) & (count(S["unl"]) == 0)
-    e["capable"] = e["labelled"] & (count(S["wrong"]) == 0)
+    e["labelled"], e["capable"] = vocabulary.episode_labels(n_acted, count(S["unl"]), count(S["wrong"]))
     e["x"], type_log_g = _length_covariate(np.bincount(S["ep"], minlength=n_ep), e["k"].to_numpy(), n_types)
     return type_log_g, -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
 
