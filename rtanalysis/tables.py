@@ -246,7 +246,8 @@ def decomposition_table(decomposition: pd.DataFrame) -> pd.DataFrame:
     """The posterior decomposition, sorted, with the contract's columns (``model.fit.DECOMPOSITION_COLUMNS``)."""
     from .model.fit import DECOMPOSITION_COLUMNS
 
-    cols = [c for c in DECOMPOSITION_COLUMNS if c in decomposition.columns]
+    # latency_informative: False where the cell's latencies are a constant (P(miss) from logged misses)
+    cols = [c for c in [*DECOMPOSITION_COLUMNS, "latency_informative"] if c in decomposition.columns]
     return decomposition[cols].sort_values(["task_type", "clock", "model"]).reset_index(drop=True)
 
 
