@@ -22,7 +22,7 @@ from rtanalysis.cli import main
 from rtanalysis.simulate import simulate
 from rtanalysis.simulate.design import Design, ModelSpec, TaskTypeSpec
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report_shapes")]
+pytestmark = pytest.mark.slow
 
 CLOCK_SETS = {"paused": ("paused",), "wall": ("wall",), "step": ("step",), "mixed": ("paused", "wall", "step")}
 
@@ -130,3 +130,16 @@ def test_report_runs_on_every_shape(shape, tmp_path_factory, capsys):
     write_logs(_rewrite(sim.records, shape["windows"], shape["constant_latency"]), tmp / "logs.jsonl.gz")
     rc, err, out = run_report(tmp, capsys)
     assert_complete_or_clear(rc, err, out)
+
+
+REAL = Path(__file__).parent / "data" / "real"
+
+
+@pytest.mark.parametrize("fixture", ["inspect", "response_slots/slots.csv", "realtimegym"])
+def test_report_runs_on_every_real_fixture(fixture, tmp_path, capsys):
+    """Logs the harnesses themselves wrote (tests/data/real/): the whole report, no traceback."""
+    pytest.importorskip("inspect_ai") if fixture == "inspect" else None
+    out = tmp_path / "out"
+    rc = main(["report", str(REAL / fixture), "--out", str(out), "--draws", "40", "--chains", "1", "--seed", "1",
+               "--quiet"])
+    assert_complete_or_clear(rc, capsys.readouterr().err, out)
