@@ -1,7 +1,9 @@
 """Sampler and model checks: posterior predictive checks, rank and trace plots.
 
-Rank and trace plots are drawn here from the posterior ``xarray.DataTree`` directly (matplotlib),
-which keeps them in the paper style and independent of the plotting backends of ArviZ 1.x.
+Rank and trace plots are drawn here from the posterior ``xarray.DataTree`` directly (matplotlib):
+kept as our code because ``arviz_plots.plot_rank`` / ``plot_trace`` each make a figure of their own
+size, while the report needs trace and rank side by side per parameter in one 1- or 2-column paper
+figure with the diagnostics mark; the numbers (E-BFMI, R-hat, ESS) come from ``arviz_stats``.
 """
 
 from __future__ import annotations
