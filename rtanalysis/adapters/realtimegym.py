@@ -203,16 +203,13 @@ def model_name(header: dict[str, str], mode: str, args_log: Path, model: ModelOp
 
 
 def _yaml_model(path: Path) -> str | None:
-    """The top-level ``model:`` of a harness config (PyYAML when installed, else that one line)."""
+    """The top-level ``model:`` of a harness config (read with PyYAML)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
         return None
-    try:
-        import yaml
-    except ImportError:
-        m = re.search(r"^model:\s*['\"]?([^'\"#\n]+?)['\"]?\s*(#.*)?$", text, re.M)
-        return m[1] if m else None
+    import yaml  # a dependency (pyyaml)
+
     try:
         cfg = yaml.safe_load(text)
     except yaml.YAMLError:

@@ -22,7 +22,6 @@ def diagnostics_table(idata, var_names) -> pd.DataFrame:
 
 def diagnose(idata, var_names) -> tuple[dict, pd.DataFrame]:
     """The diagnostics dict of a fit and its per-parameter table."""
-    import arviz as az
 
     table = diagnostics_table(idata, var_names)
     ss = idata["sample_stats"]

@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -336,10 +335,7 @@ class FitResult:
             info["latency_loo"] = self._loo.to_dict(orient="records")
             self._loo.to_csv(out / "latency_loo.csv", index=False)
         (out / "diagnostics.json").write_text(json.dumps(_jsonable(info), indent=2) + "\n")
-        try:
-            self.idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
-        except ImportError as e:  # h5netcdf writes through h5py; without it say so, keep the tables
-            warnings.warn(f"posterior.nc not written: {e} (install h5py)", RuntimeWarning, stacklevel=2)
+        self.idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")  # h5py is a dependency
         return out
 
     @classmethod

@@ -152,7 +152,7 @@ def cached_function(model, inputs, make_outputs, key_outputs, key_extra: str):
                 # cloudpickle: the gradient graph holds OpFromGraph closures plain pickle refuses
                 cloudpickle.dump(fn, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
-        except Exception as e:  # caching is an optimisation: an unpicklable function is still a function
+        except Exception:  # caching is an optimisation: an unpicklable function is still a function
             if os.environ.get("RTANALYSIS_DEBUG_CACHE"):
                 import traceback
 

@@ -66,12 +66,8 @@ class _SeededSink(EpisodeSink):
 
 
 def _load(units: list[tuple[str, str]], sink: EpisodeSink, options: dict) -> LoadResult:
-    try:
-        from ..adapters import load as load_any
-    except ModuleNotFoundError:  # a build without adapters: rtlog only
-        from ..load import load_rtlog
+    from ..adapters import load as load_any
 
-        return load_rtlog([p for _, p in units], sink=sink)
     fmt = {f for f, _ in units}
     return load_any([p for _, p in units], format=fmt.pop() if len(fmt) == 1 else "auto", _sink=sink, **options)
 
@@ -108,21 +104,16 @@ def fill_fallback_part(root: str, part: int, runs: set) -> None:
 
 
 def log_units(paths, format: str = "auto") -> list[tuple[str, str]]:
+
     """(format, path) of every unit of work, in the order the single-process loader reads them:
     rtlog directories expand to their files; other formats' paths stay whole."""
+    from ..adapters import detect_format
+
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     groups: dict[str, list] = {}
     for p in paths:
-        if format == "auto":
-            try:
-                from ..adapters import detect_format
-            except ModuleNotFoundError:
-                name = "rtlog"
-            else:
-                name = detect_format(p)
-        else:
-            name = format
+        name = detect_format(p) if format == "auto" else format
         groups.setdefault(name, []).append(p)
     units = []
     for name, items in groups.items():
