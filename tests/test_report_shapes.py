@@ -73,7 +73,7 @@ def write_logs(records: list[dict], path: Path) -> Path:
 
 def run_report(tmp: Path, capsys) -> tuple[int, str, Path]:
     out = tmp / "out"
-    rc = main(["report", str(tmp / "logs.jsonl.gz"), "--out", str(out), "--draws", "40", "--chains", "1",
+    rc = main(["report", str(tmp / "logs.jsonl.gz"), "--out", str(out), "--draws", "40", "--tune", "40", "--chains", "1",
                "--seed", "1", "--quiet"])
     return rc, capsys.readouterr().err, out
 
@@ -140,6 +140,6 @@ def test_report_runs_on_every_real_fixture(fixture, tmp_path, capsys):
     """Logs the harnesses themselves wrote (tests/data/real/): the whole report, no traceback."""
     pytest.importorskip("inspect_ai") if fixture == "inspect" else None
     out = tmp_path / "out"
-    rc = main(["report", str(REAL / fixture), "--out", str(out), "--draws", "40", "--chains", "1", "--seed", "1",
+    rc = main(["report", str(REAL / fixture), "--out", str(out), "--draws", "40", "--tune", "40", "--chains", "1", "--seed", "1",
                "--quiet"])
     assert_complete_or_clear(rc, capsys.readouterr().err, out)
