@@ -72,3 +72,20 @@ def testtune_argument_of_the_cli():
     for bad in ("-1", "lots"):
         with pytest.raises(argparse.ArgumentTypeError, match="--tune"):
             tune_arg(bad)
+
+
+@pytest.mark.slow
+def test_tune_auto_retries_a_failed_fit_once_and_records_it():
+    """Ten draws cannot pass the gate: tune='auto' refits once with 3x tuning and 2x draws, records the
+    first attempt, and the result holds the retry's draws; a fixed tune never retries."""
+    from rtanalysis import fit
+
+    models = dict(list(ToyDesign().models.items())[:2])
+    lr = toy_load(ToyDesign(models=models, n_items=4), n_per_cell=20, seed=3, labelled=True)
+    res = fit(lr, draws=10, chains=2, tune="auto", seed=1, progress=False)
+    retried = res.diagnostics["retried"]
+    assert retried["tune"] == 30 and retried["draws"] == 20 and res.n_draws == 20
+    assert (retried["first"]["max_rhat"] > THRESHOLDS["max_rhat"]
+            or retried["first"]["min_ess_bulk"] < THRESHOLDS["min_ess_bulk"] or retried["first"]["n_divergent"] > 0)
+    fixed = fit(lr, draws=10, chains=2, tune=10, seed=1, progress=False)
+    assert not fixed.diagnostics.get("retried") and fixed.n_draws == 10
