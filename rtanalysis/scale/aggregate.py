@@ -101,18 +101,15 @@ def _step_view(con, sglob: str | None) -> None:
     else:
         source = f"read_parquet('{sglob}', union_by_name = true)"
     _check_counts(con, source)
-    # a dataset written without the ``fallback`` column logs no fallback (as ``aggregate``'s flag)
-    has_fallback = "fallback" in {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    fallback = "coalesce(st.fallback, false)" if has_fallback else "false"
     # materialised once, narrow and numeric (DuckDB spills it to disk if need be): the holistic
     # aggregates below (median, quantiles) then scan only numbers
     con.execute(f"""CREATE TEMP TABLE s AS
         SELECT epk.ep, epk.m, epk.k, epk.u, epk.c, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
-               -- a logged fallback (default action played because the agent was late) is a miss too
-               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR coalesce(st.no_action, false)
-                OR {fallback}) AND epk.timed AS miss,
+               -- "missed" of rtanalysis.load.vocabulary (a played fallback is already too_late there)
+               (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR coalesce(st.no_action, false))
+                AND epk.timed AS miss,
                st.correct_at_obs
         FROM {source} st ASOF JOIN epk ON st._part = epk._part AND st._row >= epk.start""")
     con.execute("DROP TABLE epk")
