@@ -87,3 +87,14 @@ def test_report_reads_a_dataset_directory(tmp_path):
     assert main(["report", *logs, "--out", str(tmp_path / "rep2"), "--no-fit", "--quiet"]) == 0
     pd.testing.assert_frame_equal(one, pd.read_csv(tmp_path / "rep2" / "metrics_success.csv"))
     assert (tmp_path / "rep" / "report.md").read_text().count("episodes") > 0
+
+
+def test_duckdb_aggregates_equal_pandas_on_the_realtimegym_example(tmp_path):
+    # real harness output: tick-constant (seconds) and capped-at-the-budget (tokens) latency cells
+    import rtanalysis
+
+    src = str(rtanalysis.example_data("realtimegym") / "episodes.jsonl.gz")
+    result, _ = ingest([src], tmp_path / "ds", dataset=True)
+    got = aggregate_dataset(tmp_path / "ds")
+    assert_model_data_equal(aggregate(result.episodes, result.steps), got)
+    assert (got.latency["n_at_close"] > 0).all() and not got.latency["informative"].any()

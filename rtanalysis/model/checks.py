@@ -15,7 +15,8 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   quantiles of acted decisions vs replicated samples of the same size drawn from the fitted family
   (normal or Student-t, ν per draw), with the silence mode: of the cell's n decisions a
   Binomial(n, π_m) are silent whatever their latency, and the largest latencies stand in for the
-  rest of the observed silences (censored), as the log would have.
+  rest of the observed silences (censored), as the log would have. Cells whose latencies are
+  uninformative (constant or capped at the close; left out of the likelihood) are not checked.
 """
 
 from __future__ import annotations
@@ -162,6 +163,8 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
     nu = p.nu[idx] if getattr(res, "latency_family", "normal") == "t" and p.nu is not None else None
     out = []
     for c in d.latency.itertuples():
+        if not getattr(c, "informative", True):
+            continue  # left out of the likelihood: its replicates would check only the prior
         key = (d.models[c.m], d.task_types[c.k], d.units[c.u])
         x = groups.get(key)
         if x is None or len(x) < 5:

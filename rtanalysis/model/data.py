@@ -5,8 +5,9 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
 
 * ``latency``: one row per (model, task_type, time_unit) cell with ``n``, ``s1 = Σ log L``,
   ``s2 = Σ (log L)²`` over decisions with an action (exact for the Normal on log-latency),
-  ``n_distinct`` latencies and ``informative`` (≥ :data:`MIN_DISTINCT_LATENCIES` distinct values;
-  an uninformative cell stays out of the latency likelihood).
+  ``n_distinct`` latencies, ``n_at_close`` (acted decisions whose latency equals their window's
+  close) and ``informative`` (:func:`informative_latency`: ≥ :data:`MIN_DISTINCT_LATENCIES` distinct
+  values and not capped at the close; an uninformative cell stays out of the latency likelihood).
 * ``timed_misses``: per (model, task_type, clock, unit), timed decisions and logged misses
   (early, late, silent or ``fallback``), for rows whose latencies are uninformative.
 * ``censored``: silent decisions under a timed clock whose window close is known, by distinct
@@ -191,13 +192,35 @@ def _log_latencies(S: dict, n_units: int) -> pd.DataFrame:
     lat, acted = S["lat"], S["acted"]
     m, k, u = S["cell"]
     loglat = floored_log_latency(lat, u)  # the one definition, shared with the checks and metrics
-    return pd.DataFrame({"m": m, "k": k, "u": u, "x": loglat, "lat": lat})[acted]
+    return pd.DataFrame({"m": m, "k": k, "u": u, "x": loglat, "lat": lat,
+                         "at_close": at_close(lat, S["close"])})[acted]
 
 
 #: a latency cell with fewer distinct acted latencies than this says nothing about its spread (a
 #: harness that logs the tick length as every latency): it is left out of the latency likelihood and
 #: its decisions' P(miss) comes from the logged misses instead (``latency_informative`` = False)
 MIN_DISTINCT_LATENCIES = 3
+#: a cell where at least this share of acted latencies equals the window close (and at least
+#: :data:`MIN_DISTINCT_LATENCIES` of them) is *capped*: the harness cut thinking off at the deadline
+#: and acted (RealtimeGym's token budget), so a latency at the close is not a miss and the latency
+#: distribution's tail says nothing about misses; its P(miss) comes from the logged misses. A
+#: continuous latency lands exactly on the close with probability 0, so an honest cell never trips it.
+CAPPED_SHARE = 0.05
+
+
+def informative_latency(n: np.ndarray, n_distinct: np.ndarray, n_at_close: np.ndarray) -> np.ndarray:
+    """Per latency cell: do its acted latencies inform P(miss)? Not when (nearly) constant (fewer
+    than :data:`MIN_DISTINCT_LATENCIES` distinct values) or capped at the window close
+    (:data:`CAPPED_SHARE`). The one rule, shared by :func:`aggregate` and the DuckDB path."""
+    n, n_at_close = np.asarray(n, dtype=float), np.asarray(n_at_close, dtype=float)
+    capped = (n_at_close >= MIN_DISTINCT_LATENCIES) & (n_at_close >= CAPPED_SHARE * n)
+    return (np.asarray(n_distinct) >= MIN_DISTINCT_LATENCIES) & ~capped
+
+
+def at_close(lat: np.ndarray, close: np.ndarray) -> np.ndarray:
+    """Latency equal to its window's close (to 1e-9 relative): a cut-off, not a measured time."""
+    with np.errstate(invalid="ignore"):
+        return (close > 0) & (np.abs(lat - close) <= 1e-9 * np.abs(close))
 
 
 def _latency_tables(S: dict, obs: pd.DataFrame, by):
@@ -227,10 +250,11 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
     latency = latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64})
     # per cell (also when ``per_row`` keeps one row per decision)
-    distinct = obs.groupby(["m", "k", "u"])["lat"].nunique()
-    latency["n_distinct"] = (distinct.reindex(pd.MultiIndex.from_frame(latency[["m", "k", "u"]]))
-                             .fillna(0).to_numpy(np.int64))
-    latency["informative"] = latency["n_distinct"] >= MIN_DISTINCT_LATENCIES
+    per_cell = (obs.groupby(["m", "k", "u"]).agg(nn=("lat", "size"), nd=("lat", "nunique"), nc=("at_close", "sum"))
+                .reindex(pd.MultiIndex.from_frame(latency[["m", "k", "u"]])).fillna(0))
+    latency["n_distinct"] = per_cell["nd"].to_numpy(np.int64)
+    latency["n_at_close"] = per_cell["nc"].to_numpy(np.int64)
+    latency["informative"] = informative_latency(per_cell["nn"], per_cell["nd"], per_cell["nc"])
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
     censored["cell"] = [cell_index[(a, b, c)] for a, b, c in censored[["m", "k", "u"]].to_numpy()]
     return latency, censored, exposure, cell_index, cens_sel

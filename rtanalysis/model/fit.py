@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import ModelData, aggregate
+from .data import MIN_DISTINCT_LATENCIES, ModelData, aggregate
 from .derived import QUANTITIES, Deriver, ParamDraws, param_draws, summarise
 from .sampler import sample_model
 
@@ -133,9 +133,15 @@ def _data_notes(d: ModelData) -> dict:
         notes.append("no timed clock: timing cannot be separated (every episode ran under the paused clock); "
                      "p_timely = 1 and share_timing = 0 by definition, only capability is estimated")
     flat = d.latency[~d.latency["informative"]] if "informative" in d.latency else d.latency.iloc[:0]
-    if len(flat):
-        notes.append(f"{len(flat)} latency cell(s) have fewer than 3 distinct latencies (e.g. the tick length "
+    constant = flat[flat["n_distinct"] < MIN_DISTINCT_LATENCIES] if len(flat) else flat
+    if len(constant):
+        notes.append(f"{len(constant)} latency cell(s) have fewer than 3 distinct latencies (e.g. the tick length "
                      "logged for every decision): their P(miss) comes from the logged misses/fallbacks, "
+                     "flagged latency_informative = False in the decomposition")
+    if len(flat) > len(constant):
+        notes.append(f"{len(flat) - len(constant)} latency cell(s) have latencies piled up at the window close "
+                     "(the harness cuts thinking off at the deadline and acts, e.g. a token budget): a latency "
+                     "at the close is not a miss, so their P(miss) comes from the logged misses/fallbacks, "
                      "flagged latency_informative = False in the decomposition")
     return {"timing_separable": timed, "latency_uninformative_cells": int(len(flat)), "notes": notes}
 

@@ -197,15 +197,19 @@ def _latency_tables(con, n_units: int):
 
 
 def _add_distinct(con, latency: pd.DataFrame) -> pd.DataFrame:
-    """``n_distinct`` acted latencies (raw, not log) per cell and ``informative`` (at least
-    :data:`~rtanalysis.model.data.MIN_DISTINCT_LATENCIES` of them), as ``aggregate``."""
-    from ..model.data import MIN_DISTINCT_LATENCIES
+    """``n_distinct`` acted latencies (raw, not log), ``n_at_close`` and ``informative`` per cell
+    (:func:`~rtanalysis.model.data.informative_latency`), as ``aggregate``."""
+    from ..model.data import informative_latency
 
-    got = con.sql("SELECT m, k, u, count(DISTINCT lat) AS nd FROM s WHERE acted GROUP BY m, k, u").df()
-    distinct = got.set_index(["m", "k", "u"])["nd"]
-    latency["n_distinct"] = (distinct.reindex(pd.MultiIndex.from_frame(latency[["m", "k", "u"]]))
-                             .fillna(0).to_numpy(np.int64))
-    latency["informative"] = latency["n_distinct"] >= MIN_DISTINCT_LATENCIES
+    # at the close to 1e-9 relative, as model.data.at_close
+    got = con.sql("""SELECT m, k, u, count(*) AS nn, count(DISTINCT lat) AS nd,
+            count(*) FILTER (close > 0 AND abs(lat - close) <= 1e-9 * abs(close)) AS nc
+        FROM s WHERE acted GROUP BY m, k, u""").df()
+    per_cell = (got.set_index(["m", "k", "u"])[["nn", "nd", "nc"]]
+                .reindex(pd.MultiIndex.from_frame(latency[["m", "k", "u"]])).fillna(0))
+    latency["n_distinct"] = per_cell["nd"].to_numpy(np.int64)
+    latency["n_at_close"] = per_cell["nc"].to_numpy(np.int64)
+    latency["informative"] = informative_latency(per_cell["nn"], per_cell["nd"], per_cell["nc"])
     return latency
 
 
