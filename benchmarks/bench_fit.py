@@ -32,7 +32,7 @@ def timed(f):
 def fit_time(lr, **kw):
     from rtanalysis import fit
 
-    opts = dict(draws=500, chains=2, seed=0, progress=False)
+    opts = dict(draws=500, chains=2, seed=0, progress=False, tune=None)
     opts.update(kw)
     return timed(lambda: fit(lr, **opts))
 

@@ -102,7 +102,7 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     st.run("aggregate_pandas", aggregate, lr.episodes, lr.steps)
     write_dataset(lr, work / "ds")
     st.run("aggregate_duckdb", aggregate_dataset, work / "ds")
-    fit = st.run("fit", fit_model, lr, draws=draws, chains=chains, seed=0, progress=False)
+    fit = st.run("fit", fit_model, lr, draws=draws, chains=chains, seed=0, progress=False, tune=None)
     d = fit.diagnostics
     fit_s, fit_peak = st.rows.pop("fit")
     sampling = float(d.get("sampling_only_seconds", d.get("sampling_seconds", 0.0)))

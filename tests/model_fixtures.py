@@ -7,7 +7,7 @@ from functools import lru_cache
 from rtanalysis.load import EpisodeSink
 from rtanalysis.model.toy import ToyDesign, toy_load, toy_truth
 
-TOY_DRAWS = dict(draws=300, chains=2, seed=0, progress=False)
+TOY_DRAWS = dict(draws=300, chains=2, seed=0, progress=False, tune=None)
 
 
 @lru_cache(maxsize=None)

@@ -70,7 +70,7 @@ def test_predicted_miss_share_agrees_with_the_logged_fallbacks():
     # may turn a latency tail into misses the logs do not show.
     from rtanalysis import fit, load
 
-    res = fit(load(rtanalysis.example_data("realtimegym")), draws=300, chains=2, seed=1, progress=False)
+    res = fit(load(rtanalysis.example_data("realtimegym")), draws=300, chains=2, seed=1, progress=False, tune=None)
     ppc = res.ppc()
     shares = ppc[ppc["check"] == "share_late_or_silent"]
     assert len(shares) == 6

@@ -50,7 +50,7 @@ def test_constant_cells_are_flagged_and_left_out_of_the_latency_likelihood():
 def test_p_timely_recovered_from_logged_fallbacks():
     from rtanalysis import fit
 
-    res = fit(constant_latency_data(), draws=300, chains=2, seed=0, progress=False)
+    res = fit(constant_latency_data(), draws=300, chains=2, seed=0, progress=False, tune=None)
     dec = res.decomposition().set_index("model")
     assert not dec["latency_informative"].any()
     for model, q in Q.items():

@@ -71,7 +71,7 @@ def simulated_mixed():
     from rtanalysis.simulate import simulate
 
     sim = simulate("mixed", seed=11, tasks=4, seeds=3, labelled=False)
-    return sim, fit(sim.load(), draws=300, chains=2, seed=0, progress=False)
+    return sim, fit(sim.load(), draws=300, chains=2, seed=0, progress=False, tune=None)
 
 
 def test_recovery_on_the_simulator_mixed_design(simulated_mixed):

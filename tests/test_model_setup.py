@@ -87,5 +87,8 @@ def test_tune_auto_retries_a_failed_fit_once_and_records_it():
     assert retried["tune"] == 30 and retried["draws"] == 20 and res.n_draws == 20
     assert (retried["first"]["max_rhat"] > THRESHOLDS["max_rhat"]
             or retried["first"]["min_ess_bulk"] < THRESHOLDS["min_ess_bulk"] or retried["first"]["n_divergent"] > 0)
+    # smaller steps after divergences only; the request is kept (the fit cache finds it by it)
+    assert retried["target_accept"] == (0.95 if retried["first"]["n_divergent"] else None)
+    assert retried["asked"] == {"draws": 10, "tune": 10}
     fixed = fit(lr, draws=10, chains=2, tune=10, seed=1, progress=False)
     assert not fixed.diagnostics.get("retried") and fixed.n_draws == 10

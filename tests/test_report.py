@@ -4,6 +4,7 @@ from logs escaped, failed diagnostics visible, the outputs where the brief puts 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -146,7 +147,8 @@ def fitted_report(tmp_path_factory):
     from rtanalysis.report import write_report
 
     load = rtanalysis.load(rtanalysis.example_data())
-    fit = rtanalysis.fit(load, draws=60, chains=2, seed=5, latency_family="normal", progress=False)
+    fit = rtanalysis.fit(load, draws=60, chains=2, seed=5, latency_family="normal", progress=False,
+                         tune=None)
     out = tmp_path_factory.mktemp("fitted")
     return load, fit, write_report(load, out, fit=fit, seed=5)
 
@@ -214,6 +216,13 @@ def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_pa
     assert back.diagnostics["ok"] == fit.diagnostics["ok"] and back.seed == fit.seed
     again = load_or_fit(load, tmp_path, draws=fit.n_draws, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
     pd.testing.assert_frame_equal(again.decomposition(), fit.decomposition())
+    # a fit that retried (tune="auto") is found again by the draws that were asked for
+    info_path = tmp_path / "diagnostics.json"
+    info = json.loads(info_path.read_text())
+    info["retried"] = {"asked": {"draws": fit.n_draws // 2, "tune": 10}}
+    info_path.write_text(json.dumps(info))
+    again = load_or_fit(load, tmp_path, draws=fit.n_draws // 2, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
+    assert again.n_draws == fit.n_draws
     other = dataclasses.replace(load, episodes=load.episodes.iloc[1:].reset_index(drop=True))
     with pytest.raises(ValueError, match="other data"):
         FitResult.from_dir(tmp_path, other)

@@ -54,7 +54,8 @@ def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, inte
     from .fit import fit
 
     sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
-    res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False)
+    res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False,
+              tune=None)
     s = score_fit(res.decomposition(), sim.truth)
     if counterfactuals:
         cf = res.counterfactuals(lambdas=(1.0, *CF_LAMBDAS), as_models=True)

@@ -16,7 +16,7 @@ def add_cli(subparsers) -> None:
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--tune", type=tune_arg, default="auto",
                    help="tuning steps per chain, or auto (default): = draws, and if the diagnostics gate "
-                        "fails, once more with 3x tuning and 2x draws")
+                        "fails, once more with 3x tuning and 2x draws (and target_accept 0.95 after divergences)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ci-prob", "--interval", dest="interval", type=float, default=0.95,
                    help="probability of every posterior interval (default 0.95)")

@@ -13,7 +13,10 @@ def diagnostics_table(idata, var_names) -> pd.DataFrame:
     """Tidy per-parameter table: param, rhat, ess_bulk, ess_tail."""
     import arviz as az
 
-    s = az.summary(idata, var_names=list(var_names), kind="diagnostics", round_to="none")
+    # a parameter that is constant by construction (a zero-sum effect over one model) has no R-hat or
+    # ESS: NaN, skipped by the gate, without numpy's divide warnings reaching the user
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = az.summary(idata, var_names=list(var_names), kind="diagnostics", round_to="none")
     s = s.reset_index().rename(columns={"index": "param", "r_hat": "rhat"})
     if "param" not in s.columns:
         s = s.rename(columns={s.columns[0]: "param"})
@@ -89,7 +92,8 @@ def advice(diag: dict, table: pd.DataFrame) -> str:
                          "is wide; the other quantities may still be usable once the rest converges")
     if diag.get("n_divergent", 0) > 0:
         lines.append(f"{diag['n_divergent']} divergent transitions: the posterior has a funnel or a sharp edge; "
-                     "longer tuning sometimes helps, otherwise check cells where every episode succeeds or fails")
+                     "smaller steps help (tune='auto' retries with target_accept 0.95), otherwise check cells "
+                     "where every episode succeeds or fails, or fit more episodes per task type")
     bfmi = [b for b in diag.get("bfmi", []) if b == b]
     if bfmi and min(bfmi) < 0.3:
         lines.append(f"low E-BFMI ({min(bfmi):.2f}): heavy-tailed energy, usually a hierarchical scale; "

@@ -57,17 +57,22 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+#: the retry's target acceptance when the first attempt diverged (nutpie's default is 0.8)
+RETRY_TARGET_ACCEPT = 0.95
+
+
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, interval: float = 0.95,
-        latency_family: str = "normal", progress: bool = True, tune: int | str | None = None,
+        latency_family: str = "normal", progress: bool = True, tune: int | str | None = "auto",
         sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
     :func:`rtanalysis.load`). ``latency_family``: ``normal`` (log-normal latency, sufficient
     statistics), ``t`` (Student-t on binned log-latency) or ``auto`` (both, chosen by LOO on the
-    binned likelihood). ``tune``: tuning steps per chain (default = draws) or ``"auto"``: as the
-    default, then, if the diagnostics gate fails, once more with 3× the tuning and 2× the draws
-    (recorded in ``diagnostics["retried"]``). Same data and seed give identical tables. ``per_row``:
+    binned likelihood). ``tune``: ``"auto"`` (the default, as in the CLI): as many tuning steps
+    as draws, then, if the diagnostics gate fails, once more with 3× the tuning and 2× the draws
+    (recorded in ``diagnostics["retried"]``); a number (or ``None`` = draws) fixes the tuning and
+    never retries (simulation studies, where the procedure must not depend on the draws). Same data and seed give identical tables. ``per_row``:
     the same likelihood without aggregation (one term per decision and episode; a benchmark
     baseline, much slower).
     """
@@ -98,12 +103,17 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress)
     if tune == "auto" and not diag["ok"]:
         first = {k: diag[k] for k in ("max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent", "failed_params")}
+        asked = {"draws": draws, "tune": n_tune}
         draws, n_tune = 2 * draws, 3 * n_tune
+        # divergences mean a step too large for the posterior's curvature: a higher target
+        # acceptance (smaller steps) is the standard remedy; R-hat/ESS alone need only more tuning
+        accept = RETRY_TARGET_ACCEPT if first["n_divergent"] else None
         if progress:
             print(f"diagnostics failed ({diag['advice'].splitlines()[0] if diag['advice'] else ''}); retrying once "
-                  f"with tune={n_tune}, draws={draws}...", file=sys.stderr)
-        idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress)
-        diag["retried"] = {"first": first, "tune": n_tune, "draws": draws}
+                  f"with tune={n_tune}, draws={draws}" + (f", target_accept={accept}" if accept else "") + "...",
+                  file=sys.stderr)
+        idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress, accept)
+        diag["retried"] = {"first": first, "tune": n_tune, "draws": draws, "asked": asked, "target_accept": accept}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
     return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
@@ -111,13 +121,13 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
                      tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
 
 
-def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress):
+def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, target_accept=None):
     """(idata, diagnostics with compile/sampling seconds, per-parameter table)."""
     from .build import MAIN_PARAMS
     from .diagnostics import diagnose
 
     timings: dict = {}
-    idata = sample_model(model, draws, tune, chains, seed, sampler, progress, timings)
+    idata = sample_model(model, draws, tune, chains, seed, sampler, progress, timings, target_accept)
     names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
     diag, table = diagnose(idata, names)
     diag.update(timings)

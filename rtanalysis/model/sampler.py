@@ -257,7 +257,7 @@ def _run_chain(chain: int):
 
     return nutpie.sample(job["compiled"], draws=job["draws"], tune=job["tune"], chains=1, cores=1,
                          seed=chain_seed(job["seed"], chain), progress_bar=False, progress_callback=report,
-                         progress_rate=250)
+                         progress_rate=250, **job.get("options", {}))
 
 
 def usable_cores() -> int:
@@ -288,10 +288,11 @@ def _merge_chains(trees):
 
 
 def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores: int | None = None,
-                  progress: bool = False):
+                  progress: bool = False, options: dict | None = None):
     """``chains`` single-chain nutpie runs, in parallel over forked processes where the platform forks
     (Linux) and JAX has not started, one after another otherwise; with ``progress``, one bar over all
-    chains' iterations."""
+    chains' iterations. ``options``: more keyword arguments of ``nutpie.sample`` (``target_accept``,
+    ``adaptation``, ...)."""
     import multiprocessing as mp
 
     cores = min(chains, cores or usable_cores())
@@ -300,7 +301,7 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
     cores = cores if parallel else 1
     ctx = mp.get_context("fork") if parallel else None
     counts = ctx.Array("q", chains, lock=False) if parallel else [0] * chains
-    _JOB.update(compiled=compiled, draws=draws, tune=tune, seed=seed, progress=counts)
+    _JOB.update(compiled=compiled, draws=draws, tune=tune, seed=seed, progress=counts, options=dict(options or {}))
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -333,7 +334,7 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
 
 
 def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool,
-                 timings: dict | None = None):
+                 timings: dict | None = None, target_accept: float | None = None):
     """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density,
     :func:`compile_model_c` and :func:`sample_chains`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
     Seeded: same seed, same draws."""
@@ -347,7 +348,9 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
         t1 = time.time()
         if progress:
             print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
-        idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed, progress=progress)
+        opts = {} if target_accept is None else {"target_accept": target_accept}
+        idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed, progress=progress,
+                              options=opts)
         if timings is not None:  # graph set-up and (cached) compilation apart from sampling
             timings["compile_seconds"] = round(t1 - t0, 2)
             timings["sampling_only_seconds"] = round(time.time() - t1, 2)
@@ -361,6 +364,7 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*number of samples is too small.*")
         kw = {"chain_method": "sequential"} if sampler == "numpyro" else {}
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+        extra = {} if target_accept is None else {"target_accept": target_accept}
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed, **extra,
                          nuts_sampler=sampler, progressbar=progress, model=model, compute_convergence_checks=False,
                          **({"nuts_sampler_kwargs": kw} if kw else {}))

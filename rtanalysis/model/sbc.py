@@ -151,7 +151,7 @@ def one_sbc(t: Template, prior, p_all, j: int, draws: int, chains: int, thin: in
 
     p = p_all.take([j])
     recs = generate(t, p, np.random.default_rng([seed, j]))
-    res = fit(_load(recs), draws=draws, chains=chains, seed=seed + j, progress=False)
+    res = fit(_load(recs), draws=draws, chains=chains, seed=seed + j, progress=False, tune=None)
     post = res.idata["posterior"]
     ranks, names = [], []
     for name in SBC_PARAMS:

@@ -38,6 +38,8 @@ def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = 
         info = orjson.loads(info_path.read_bytes())
         wanted = {"data_hash": data_hash(load_result.episodes, load_result.steps), "draws": draws, "chains": chains,
                   "seed": seed, "interval": ci_prob}
+        # a fit that retried (tune="auto") holds more draws than were asked for: compare the request
+        info["draws"] = info.get("retried", {}).get("asked", {}).get("draws", info.get("draws"))
         if all(info.get(k) == v for k, v in wanted.items()) and not fit_options:
             return FitResult.from_dir(fit_dir, load_result)
     result = fit(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress,
