@@ -163,19 +163,37 @@ def _silence_hurdle(d: ModelData, mu, sigma, nu) -> None:
                                                        pt.log1p(-prevalence) + without_mode)))
 
 
+#: an item with at least this many episodes gets a centred effect, fewer a non-centred one
+#: (benchmarks/bench_params.py): a data-rich item pins its effect, and the non-centred form then
+#: ties the item SD to every z (sd_item_cap bulk ESS 40 of 400 draws on leaderboard60); a sparse
+#: item leaves the effect to the prior, where the centred form is a funnel
+ITEM_CENTRED_MIN_EPISODES = 50
+
+
 def _item_effects(d: ModelData):
-    """Item effects (items, + a trailing 0 for "no task id"), centred within their task type."""
-    z_d = pm.Normal("z_item_cap", 0, 1, dims="item")
+    """Item effects (items, + a trailing 0 for "no task id"), centred within their task type.
+
+    Per item, centred or non-centred by its number of episodes (:data:`ITEM_CENTRED_MIN_EPISODES`),
+    through a 0/1 weight w passed as data (one graph for every dataset): z ~ Normal(0, sd^w),
+    effect = sd^(1−w)·z (Papaspiliopoulos, Roberts & Sköld 2007). Recorded as ``item_cap``."""
+    n_items = len(d.items)
+    ep_i = d.episodes["i"].to_numpy()
+    per_item = np.bincount(ep_i[ep_i >= 0], minlength=n_items) if n_items else np.zeros(1)
+    w = _data("item_centred", (per_item >= ITEM_CENTRED_MIN_EPISODES).astype(float), "float64")
     # item SD per task type (items of different types are different kinds of problem); items are
     # nested in types, so their mean within a type is removed (it is the type effect's job: left
     # in, a0 / type effects / item means form a ridge that slowed mixing, R-hat 1.011 on the example)
     sd_item = _prior("sd_item_cap", dims="task_type")
     n_types = len(d.task_types)
-    item_k = _data("item_type", d.item_type if len(d.items) else [0], "int64")
+    item_k = _data("item_type", d.item_type if n_items else [0], "int64")
     n_k = _data("type_n_items", np.maximum(np.bincount(d.item_type, minlength=n_types), 1)
-                if len(d.items) else np.ones(n_types), "float64")
-    z_mean = pt.inc_subtensor(pt.zeros(_dim("task_type"))[item_k], z_d) / n_k
-    return pt.concatenate([sd_item[item_k] * (z_d - z_mean[item_k]), pt.zeros(1)])
+                if n_items else np.ones(n_types), "float64")
+    sd_i = sd_item[item_k]
+    z_d = pm.Normal("z_item_cap", 0, sd_i**w, dims="item")
+    raw = sd_i ** (1 - w) * z_d
+    raw_mean = pt.inc_subtensor(pt.zeros(_dim("task_type"))[item_k], raw) / n_k
+    item = pm.Deterministic("item_cap", raw - raw_mean[item_k], dims="item")
+    return pt.concatenate([item, pt.zeros(1)])
 
 
 def _capability(d: ModelData):

@@ -91,7 +91,9 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
     mu = g("c0")[:, :, None, None] + mk[:, None]
     ls = g("s0")[:, :, None, None] + (g("model_sigma")[:, :, None] + g("type_sigma")[:, None, :])[:, None]
     eta = g("a0")[:, None, None] + g("model_cap")[:, :, None] + g("type_cap")[:, None, :] + g("model_type_cap")
-    if d.items:
+    if d.items and "item_cap" in ds:  # the item effects as the model computed them
+        item = np.concatenate([g("item_cap"), np.zeros((S, 1))], axis=1)
+    elif d.items:  # a fit saved before item_cap was recorded: every item non-centred
         z = g("z_item_cap")
         in_type = np.eye(len(d.task_types))[d.item_type]  # item × type membership; build.py centres the same way
         z_mean = (z @ in_type) / np.maximum(in_type.sum(axis=0), 1)
