@@ -116,6 +116,12 @@ def test_posterior_predictive_check():
     assert s["covered"].mean() >= 0.8
     lat = ppc[ppc["check"].str.startswith("log_latency")]
     assert len(lat) and lat["covered"].mean() >= 0.7
+    # success by missed windows (replicated per group of alike episodes): covered, and a miss costs
+    given = ppc[ppc["check"].str.startswith("success_given_misses")]
+    assert len(given) == 6 and given["covered"].mean() >= 0.8
+    for _, g in given.groupby("task_type"):
+        pred = g.set_index("check")["predicted"]
+        assert pred["success_given_misses_0"] > pred["success_given_misses_2+"]
 
 
 def test_frequentist_cross_check_agrees():

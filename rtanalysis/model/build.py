@@ -15,9 +15,6 @@ from .data import ModelData
 from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
-#: log(1 − f) standing in for f = 1 ("a miss always kills"): a success after a miss then has
-#: probability e^-1000 per miss, i.e. none, while gradients stay finite
-ALWAYS_FATAL_LOG1M = -1000.0
 #: the main parameters whose convergence decides ``diagnostics_ok``
 MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "fatality", "c0",
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
@@ -260,16 +257,22 @@ def _success_likelihood(d: ModelData, log_capable) -> None:
     tk = _data("tim_k", TL["k"], "int64")
     tM, tn, ty = (_data(f"tim_{c}", TL[c], "float64") for c in ("M", "n", "y"))
 
-    def success_loglik(log1m_f):
-        """Per task type: log-likelihood of the success data given log(1 − f_k)."""
-        log_p = pt.minimum(u_log_cap + uM * log1m_f[uk], -1e-12)
+    def success_loglik(log_keep_u, log1m_f):
+        """Per task type: log-likelihood of the success data given the unlabelled groups' log
+        P(no fatal miss | capable) and the labelled capable episodes' log(1 − f_k)."""
+        log_p = pt.minimum(u_log_cap + log_keep_u, -1e-12)
         out = pt.inc_subtensor(pt.zeros(_dim("task_type"))[uk], uy * log_p + (un - uy) * pt.log1mexp(log_p))
         # labelled capable episodes: y ~ Bernoulli(ε + (1 − 2ε)(1 − f)^M)
         p = LEAK + (1 - 2 * LEAK) * pt.exp(tM * log1m_f[tk])
         return pt.inc_subtensor(out[tk], ty * pt.log(p) + (tn - ty) * pt.log1p(-p))
 
-    graded = success_loglik(pt.log1p(-fatality))
-    fatal = success_loglik(pt.full(_dim("task_type"), ALWAYS_FATAL_LOG1M))
+    log1m_f = pt.log1p(-fatality)
+    graded = success_loglik(uM * log1m_f[uk], log1m_f)
+    # always fatal (f = 1): an unlabelled episode with a miss succeeds only through the leak ε (a
+    # benchmark that forgives a miss now and then, a mislogged miss), as labelled ones do; without
+    # it one success after a miss would rule the branch out (probability 0) whatever the other data
+    no_miss = pt.full(_dim("task_type"), -1000.0)  # log(1 − 1), finite for the gradients
+    fatal = success_loglik(pt.switch(uM > 0, np.log(LEAK), 0.0), no_miss)
     log_odds = pt.log(always) + fatal - pt.log1p(-always) - graded
     pm.Deterministic("always_fatal_log_odds", log_odds, dims="task_type")
     pm.Potential("success", pt.sum(pt.logaddexp(pt.log(always) + fatal, pt.log1p(-always) + graded)))

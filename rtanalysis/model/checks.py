@@ -73,29 +73,31 @@ def _success_rows(res, draws: dict, rng, a: float) -> list:
 
 def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
     """Per task type × timed clock and miss class (0, 1, 2+): success rate, replicated given each
-    episode's observed misses."""
+    episode's observed misses. Episodes alike in what their success probability depends on (model,
+    type, item, length, misses) are one group, replicated as Binomial(n, p): the same distribution
+    as one Bernoulli per episode, in memory that grows with the groups, not the episodes."""
     d = res.data
     e = d.episodes
     timed = e[e["timed"]]
     out = []
     if not len(timed):
         return out
-    p_cap = np.empty((p.n, len(timed)))
-    for (m, k), g in timed.groupby(["m", "k"]):
-        pos = timed.index.get_indexer(g.index)
-        p_cap[:, pos] = capable_probability(p, d, m, k, g["i"].to_numpy(), g["x"].to_numpy())
-    M = timed["M"].to_numpy()
-    k_ep = timed["k"].to_numpy()
-    p_s = p_cap * (1 - p.fatality[:, k_ep]) ** M[None, :]
-    y_rep = rng.random(p_s.shape) < p_s
-    cls = np.minimum(M, 2)
-    for (k, clock), g in timed.assign(_pos=np.arange(len(timed)), _cls=cls).groupby(["k", "clock"]):
-        for c, label in ((0, "0"), (1, "1"), (2, "2+")):
-            sel = g.loc[g["_cls"] == c, "_pos"].to_numpy()
-            if len(sel) < 3:
-                continue
-            out.append(_row(("all", d.task_types[k], clock, ""), f"success_given_misses_{label}",
-                            timed["y"].to_numpy()[sel].mean(), y_rep[:, sel].mean(axis=1), a))
+    keys = ["m", "k", "i", "x", "M", "clock"]
+    g = (timed.assign(_cls=np.minimum(timed["M"].to_numpy(), 2))
+         .groupby(keys, sort=True).agg(n=("y", "size"), y=("y", "sum"), cls=("_cls", "first")).reset_index())
+    p_cap = np.empty((p.n, len(g)))
+    for (m, k), gg in g.groupby(["m", "k"]):
+        pos = gg.index.to_numpy()
+        p_cap[:, pos] = capable_probability(p, d, m, k, gg["i"].to_numpy(), gg["x"].to_numpy())
+    p_s = p_cap * (1 - p.fatality[:, g["k"].to_numpy()]) ** g["M"].to_numpy()[None, :]
+    y_rep = rng.binomial(g["n"].to_numpy()[None, :], np.clip(p_s, 0.0, 1.0))
+    for (k, clock, c), gg in g.groupby(["k", "clock", "cls"]):
+        n = int(gg["n"].sum())
+        if n < 3:
+            continue
+        sel = gg.index.to_numpy()
+        out.append(_row(("all", d.task_types[k], clock, ""), f"success_given_misses_{('0', '1', '2+')[c]}",
+                        gg["y"].sum() / n, y_rep[:, sel].sum(axis=1) / n, a))
     return out
 
 
