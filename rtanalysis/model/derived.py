@@ -177,6 +177,7 @@ class Deriver:
             not any((r.m, r.k, u) in self.uninformative for u in np.unique(d.episodes.loc[r.episodes, "u"]))
             for r in self.rows.itertuples()]
         self._logged_q: dict = {}
+        self._caps: tuple | None = None
 
     def logged_miss_draws(self, m: int, k: int, clock: str, u: int, S: int) -> np.ndarray:
         """(S,) draws of P(miss) per decision from the logged misses of (m, k, clock, u): the
@@ -213,10 +214,21 @@ class Deriver:
             return items, xs, weight / weight.sum(), None
         per_unit = []
         for u in np.unique(gu):
-            wids = d.windows.index[d.windows["u"] == u].to_numpy()
+            in_unit = (d.windows["u"] == u).to_numpy()
+            # window bounds as arrays here, once, not looked up per λ and swap in compute()
+            bounds = (d.windows["open"].to_numpy(float)[in_unit], d.windows["close"].to_numpy(float)[in_unit])
+            wids = d.windows.index[in_unit].to_numpy()
             sel = np.flatnonzero(gu == u)
-            per_unit.append((u, wids, groups[sel][:, 3 + wids], sel))
+            per_unit.append((u, bounds, groups[sel][:, 3 + wids], sel))
         return items, xs, weight / weight.sum(), per_unit
+
+    def _capability(self, p: ParamDraws) -> list[np.ndarray]:
+        """Per row, (S, G) P(capable) of its episode groups: the same for every λ and swap, so
+        computed once per set of draws (counterfactual grids call :meth:`compute` dozens of times)."""
+        if self._caps is None or self._caps[0] is not p:
+            self._caps = (p, [capable_probability(p, self.d, r.m, r.k, items, xs)
+                              for r, (items, xs, _, _) in zip(self.rows.itertuples(), self._row_cache)])
+        return self._caps[1]
 
     def compute(self, p: ParamDraws, lam: float = 1.0, swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
         """Draws (rows × S) of every quantity; ``swap`` maps a row's model index to the model whose
@@ -224,9 +236,9 @@ class Deriver:
         n, S = len(self.rows), p.n
         out = {q: np.empty((n, S)) for q in QUANTITIES}
         log_lam = np.log(lam)
-        W = self.d.windows
+        caps = self._capability(p)
         for j, (r, (items, xs, w, per_unit)) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
-            cap = capable_probability(p, self.d, r.m, r.k, items, xs)  # (S, G)
+            cap = caps[j]  # (S, G)
             p_cap = cap @ w
             nan = np.full(S, np.nan)
             if per_unit is None:
@@ -236,17 +248,16 @@ class Deriver:
                 keep = np.ones((S, len(w)))  # P(no fatal miss) per group
                 early, late, silent = np.zeros(S), np.zeros(S), np.zeros(S)
                 n_dec = 0.0
-                for u, wids, pattern, sel in per_unit:
+                for u, (w_open, w_close), pattern, sel in per_unit:
                     if (r.m, r.k, u) in self.uninformative:
                         # constant latencies: no distribution to scale; every window misses with the
                         # logged rate (counted as late), whatever λ or the latency swap
-                        pe = np.zeros((S, len(wids)))
-                        pl = np.repeat(self.logged_miss_draws(r.m, r.k, r.clock, u, S)[:, None], len(wids), axis=1)
+                        pe = np.zeros((S, len(w_open)))
+                        pl = np.repeat(self.logged_miss_draws(r.m, r.k, r.clock, u, S)[:, None], len(w_open), axis=1)
                         pi = np.zeros((S, 1))
                     else:
                         mu = p.mu[:, u, lat_m, r.k] + log_lam
-                        pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], W.loc[wids, "open"].to_numpy(),
-                                             W.loc[wids, "close"].to_numpy(), p.nu)
+                        pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], w_open, w_close, p.nu)
                         pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((S, 1))
                         pe, pl = (1 - pi) * pe, (1 - pi) * pl
                     q = np.clip(pi + pe + pl, 0.0, 1.0)

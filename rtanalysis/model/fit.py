@@ -191,10 +191,13 @@ class FitResult:
         return self._cache["deriver"]
 
     def _draws(self, lam: float = 1.0, swap=None) -> dict[str, np.ndarray]:
-        key = ("draws", lam, tuple(sorted(swap.items())) if swap else None)
-        if key not in self._cache:
-            self._cache[key] = self._deriver.compute(self._params, lam, swap)
-        return self._cache[key]
+        # only the observed scenario is kept: a λ grid of 8 quantities × rows × draws each would hold
+        # gigabytes (37 λ × 61 MB on leaderboard60), and the grids are summarised once
+        if lam != 1.0 or swap:
+            return self._deriver.compute(self._params, lam, swap)
+        if "draws" not in self._cache:
+            self._cache["draws"] = self._deriver.compute(self._params, lam, swap)
+        return self._cache["draws"]
 
     def _rows(self) -> pd.DataFrame:
         return self._deriver.rows.drop(columns=["episodes", "m", "k"])
