@@ -1,7 +1,7 @@
 """Prior sensitivity by power-scaling (arviz_stats): a task type with almost no data is flagged, a
 data-rich one is not; the log prior is PyMC's own prior log-density."""
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from rtanalysis.model.toy import ToyDesign, toy_records
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 
 
-@lru_cache(maxsize=None)
+@cache
 def rich_and_sparse_fit():
     """Three models on a data-rich task type (300 episodes per model) and on a sparse one (2)."""
     from rtanalysis import fit
