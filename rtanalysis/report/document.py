@@ -205,7 +205,35 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
             f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.n_draws} draws after {fit.tune} tuning "
             f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
-            f"{'passed' if d.get('ok', True) else '**failed**'}.")}]
+            f"{'passed' if d.get('ok', True) else '**failed**'}.")}] + sensitivity_blocks(fit)
+
+
+#: at most this many prior-sensitive rows are listed by name
+MAX_SENSITIVE_LISTED = 12
+
+
+def sensitivity_blocks(fit) -> list[dict]:
+    """Power-scaling prior sensitivity of share_timing and p_timely: the flagged rows, or none."""
+    if not hasattr(fit, "prior_sensitivity"):
+        return []
+    intro = ("**Prior sensitivity.** Power-scaling of the prior and of the likelihood (Kallioinen et al. 2024; "
+             "`arviz_stats.psense`, threshold 0.05; `FitResult.prior_sensitivity()`) for share_timing and "
+             "p_timely of every timed row: ")
+    try:
+        ps = fit.prior_sensitivity()
+    except (ValueError, RuntimeError, KeyError) as e:  # a diagnostic, never a reason to lose the report
+        return [{"kind": "p", "text": intro + f"not computed ({type(e).__name__}: {e})."}]
+    flagged = ps[ps["flag"]]
+    if not len(flagged):
+        return [{"kind": "p", "text": intro + "no row is prior-sensitive."}]
+    items = [f"{r.model} × {r.task_type} ({r.clock}), {r.quantity}: prior {r.prior_sensitivity:.3f}, "
+             f"likelihood {r.likelihood_sensitivity:.3f} — {r.diagnosis}"
+             for r in flagged.head(MAX_SENSITIVE_LISTED).itertuples()]
+    more = len(flagged) - len(items)
+    text = (intro + f"{len(flagged)} of {len(ps)} are flagged; their intervals lean on the priors "
+            "(more data for these rows, or a prior that is stated and defended)"
+            + (f"; {more} more in `FitResult.prior_sensitivity()`" if more > 0 else "") + ".")
+    return [{"kind": "p", "text": text}, {"kind": "list", "items": items}]
 
 
 def task_type_blocks(task_type: str, episodes: pd.DataFrame, metrics: dict, frames: dict,
