@@ -57,6 +57,11 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
                           f"draw; `docs/metrics.md`) of P(capable) and P(timely | capable), with {p} intervals: "
                           "1 = uniform across task types, low = concentrated in a few (a model whose timing "
                           "failures sit in one task type has low timely harmony).")
+    ps, _ = prior_sensitivity_of(fit)
+    if ps is not None and len(ps):
+        out["prior_sensitivity"] = (ps, "Power-scaling sensitivity (arviz_stats; Kallioinen et al. 2024) of "
+                                        "share_timing and p_timely per timed row: flagged (threshold 0.05) where "
+                                        "the prior moves the posterior (diagnosis as arviz_stats' psense_summary).")
     comps = comparison_rows(fit, dec, ci_prob) if fit is not None and dec is not None else []
     if comps:
         out["comparisons"] = (tables.comparison_table(comps),
@@ -212,17 +217,26 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
 MAX_SENSITIVE_LISTED = 12
 
 
+def prior_sensitivity_of(fit) -> tuple[pd.DataFrame | None, str | None]:
+    """(``fit.prior_sensitivity()``, None), (None, why it failed), or (None, None) without a fit."""
+    if not hasattr(fit, "prior_sensitivity"):
+        return None, None
+    try:
+        return fit.prior_sensitivity(), None
+    except (ValueError, RuntimeError, KeyError) as e:  # a diagnostic, never a reason to lose the report
+        return None, f"{type(e).__name__}: {e}"
+
+
 def sensitivity_blocks(fit) -> list[dict]:
     """Power-scaling prior sensitivity of share_timing and p_timely: the flagged rows, or none."""
-    if not hasattr(fit, "prior_sensitivity"):
+    ps, error = prior_sensitivity_of(fit)
+    if ps is None and error is None:
         return []
     intro = ("**Prior sensitivity.** Power-scaling of the prior and of the likelihood (Kallioinen et al. 2024; "
              "`arviz_stats.psense`, threshold 0.05; `FitResult.prior_sensitivity()`) for share_timing and "
              "p_timely of every timed row: ")
-    try:
-        ps = fit.prior_sensitivity()
-    except (ValueError, RuntimeError, KeyError) as e:  # a diagnostic, never a reason to lose the report
-        return [{"kind": "p", "text": intro + f"not computed ({type(e).__name__}: {e})."}]
+    if error is not None:
+        return [{"kind": "p", "text": intro + f"not computed ({error})."}]
     flagged = ps[ps["flag"]]
     if not len(flagged):
         return [{"kind": "p", "text": intro + "no row is prior-sensitive."}]
@@ -232,7 +246,7 @@ def sensitivity_blocks(fit) -> list[dict]:
     more = len(flagged) - len(items)
     text = (intro + f"{len(flagged)} of {len(ps)} are flagged; their intervals lean on the priors "
             "(more data for these rows, or a prior that is stated and defended)"
-            + (f"; {more} more in `FitResult.prior_sensitivity()`" if more > 0 else "") + ".")
+            + (f"; {more} more in `tables/prior_sensitivity.csv`" if more > 0 else "") + ".")
     return [{"kind": "p", "text": text}, {"kind": "list", "items": items}]
 
 
