@@ -24,7 +24,11 @@ def main() -> None:
 
     from rtanalysis import load
     from rtanalysis.model.build import build_model
-    from rtanalysis.model.sensitivity import log_prior_likelihood, power_scaling, sensitivity_tree
+    from rtanalysis.model.sensitivity import (
+        log_prior_likelihood,
+        power_scaling,
+        sensitivity_tree,
+    )
     from rtanalysis.report.pipeline import load_or_fit
 
     ap = argparse.ArgumentParser()

@@ -64,3 +64,18 @@ def test_fitted_p_silent_covers_truth_and_observed_share():
         assert inside.all(), t
     # the give-up silences are silent, not late: the slow model's p_silent on `tight` is well above 0
     assert t.loc[("slow", "tight", "wall"), "p_silent_fit"] > 0.01, t
+
+
+def test_misspecified_truth_p_silent_is_the_logged_no_action_share():
+    """The Monte Carlo truth of the misspecification presets counts silence the same way (``timeouts``:
+    the harness gives up past the close and logs no action)."""
+    from rtanalysis.simulate.core import simulate_misspec
+    from rtanalysis.simulate.presets import MISSPEC_PRESETS
+
+    design, spec = MISSPEC_PRESETS["timeouts"]
+    sim = simulate_misspec(design.with_(tasks=30, seeds=10), spec, seed=5, reps=100)
+    obs = _observed_silent_share(sim.load().steps)
+    t = sim.truth.set_index(KEYS).join(obs, how="inner")
+    assert len(t) == len(sim.truth) and t["p_silent"].max() > 0.01
+    se = np.sqrt(t["p_silent"] * (1 - t["p_silent"]) / t["size"]) + 0.005
+    assert ((t["mean"] - t["p_silent"]).abs() < 4 * se).all(), t[["p_silent", "mean", "size"]]
