@@ -64,6 +64,10 @@ def test_fitted_p_silent_covers_truth_and_observed_share():
         assert inside.all(), t
     # the give-up silences are silent, not late: the slow model's p_silent on `tight` is well above 0
     assert t.loc[("slow", "tight", "wall"), "p_silent_fit"] > 0.01, t
+    # and the posterior predictive check of the silent share agrees with the logs in every timed row
+    ppc = res.ppc()
+    silent = ppc[ppc["check"] == "share_silent"]
+    assert len(silent) == 4 and not silent["extreme"].any(), silent
 
 
 def test_misspecified_truth_p_silent_is_the_logged_no_action_share():
