@@ -84,7 +84,10 @@ def power_scaling(tree, rows: pd.DataFrame, threshold: float = THRESHOLD) -> pd.
     posterior, one row per (quantity, ``rows`` row); ``flag`` where arviz_stats diagnoses a problem."""
     from arviz_stats import psense
 
-    by_group = {g: psense(tree, group=g) for g in ("prior", "likelihood")}
+    # a quantity constant over the draws (p_timely = 1 where nothing can miss) has no distance to
+    # measure: NaN, not flagged, and no 0/0 warning
+    with np.errstate(invalid="ignore", divide="ignore"):
+        by_group = {g: psense(tree, group=g) for g in ("prior", "likelihood")}
     parts = []
     for q in tree["posterior"].data_vars:
         part = rows[["model", "task_type", "clock"]].copy()
