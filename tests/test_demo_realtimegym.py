@@ -60,6 +60,11 @@ def test_demo_realtimegym_with_a_small_fit(tmp_path):
     out = tmp_path / "demo"
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
     assert (out / "diagnostics.json").is_file()
+    # the power-scaling prior sensitivity is reported: flagged rows or "no row is prior-sensitive"
+    md = (out / "report.md").read_text()
+    assert "**Prior sensitivity.**" in md and "not computed" not in md
+    ps = pd.read_csv(out / "tables" / "prior_sensitivity.csv")
+    assert set(ps["quantity"]) == {"share_timing", "p_timely"} and ps["prior_sensitivity"].notna().all()
 
 
 @pytest.mark.slow

@@ -8,9 +8,11 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   missed 0, 1, 2+ windows, replicated as ``Bernoulli(P(capable_e)·(1 − f_k)^{M_e})`` given each
   episode's observed misses — what identifies the fatality (a miss that is not always fatal, a
   success after a miss);
-* ``share_early`` and ``share_late_or_silent`` per timed row: shares of windowed decisions, against
-  the model's p_early and p_late + p_silent (a silence is a latency past the censor point or the
-  silence mode; both count here, whatever the log shows);
+* ``share_early``, ``share_late_or_silent`` and ``share_silent`` per timed row: shares of windowed
+  decisions, against the model's p_early, p_late + p_silent and p_silent (p_silent is the share
+  logged with no action: the silence mode or a latency past the censor point, one definition with
+  the simulator's truth; ``share_silent`` only where the row's latencies are informative, since a
+  constant-latency cell reports its logged misses as late);
 * ``log_latency_p10/p50/p90/p99`` per (model, task_type, time_unit) cell (clock ``all``): observed
   quantiles of acted decisions vs replicated samples of the same size drawn from the fitted family
   (normal or Student-t, ν per draw), with the silence mode: of the cell's n decisions a
@@ -110,8 +112,10 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
     w = st[st["window_close"].notna() & (st["clock"].astype(str) != "paused")]
     f = pd.DataFrame({k: w[k].astype(str).to_numpy() for k in keys})
     f["early"] = w["too_early"].fillna(False).to_numpy(bool)
-    f["late_or_silent"] = (w["too_late"].fillna(False).to_numpy(bool) | w["no_action"].to_numpy(bool))
-    obs = f.groupby(keys).agg(n=("early", "size"), early=("early", "mean"), late_or_silent=("late_or_silent", "mean"))
+    f["silent"] = w["no_action"].to_numpy(bool)
+    f["late_or_silent"] = w["too_late"].fillna(False).to_numpy(bool) | f["silent"].to_numpy()
+    obs = f.groupby(keys).agg(n=("early", "size"), early=("early", "mean"), late_or_silent=("late_or_silent", "mean"),
+                              silent=("silent", "mean"))
     out = []
     for j, r in enumerate(res._deriver.rows.itertuples()):
         key = (r.model, r.task_type, r.clock)
@@ -119,6 +123,8 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
             continue
         n = int(obs.loc[key, "n"])
         pred = {"early": draws["p_early"][j], "late_or_silent": draws["p_late"][j] + draws["p_silent"][j]}
+        if r.latency_informative:
+            pred["silent"] = draws["p_silent"][j]
         for name, pr in pred.items():
             if not np.isfinite(pr).all():
                 continue

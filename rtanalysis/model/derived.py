@@ -5,7 +5,9 @@ Per row (model, task_type, clock): ``p_capable`` (sample-average of p_cap over t
 with their items and lengths), ``p_success`` (sample-average of p_cap_e · Π_d (1 − f_k q_d), q_d =
 P(miss | window, μ + log λ, σ, π)), ``p_timely = p_success / p_capable``, ``share_timing =
 p_capable(1 − p_timely) / (1 − p_success)`` and decision-level ``p_on_time``, ``p_early``,
-``p_late``, ``p_silent``.
+``p_late``, ``p_silent``. ``p_silent`` is the share of windowed decisions logged with no action
+(the no-answer mode π or a latency past the censor point), as the simulator's truth and the
+observed shares define it; ``p_late`` counts actions after the close only.
 """
 
 from __future__ import annotations
@@ -141,6 +143,29 @@ def rows_of(d: ModelData) -> pd.DataFrame:
                                       "episodes"])
 
 
+def censor_points(d: ModelData) -> dict[tuple[int, int, int], float]:
+    """Log censor point g of each (m, k, u) latency cell that logged a silent decision: a latency
+    beyond g is logged as no action (:func:`.data._latency_tables`: g = max(window close, the
+    cell's largest timed latency), what the hurdle's censored term uses). The smallest censored
+    point of the cell, raised to each window's close where used: exact when the cell's windows share
+    one close. A cell without silences has no observed give-up (no g): every miss there is early or late."""
+    C = d.censored
+    if not len(C):
+        return {}
+    return {tuple(int(x) for x in key): float(v)
+            for key, v in C.groupby(["m", "k", "u"])["log_close"].min().items()}
+
+
+def _beyond(mu, sigma, log_point, nu=None):
+    """P(log latency > ``log_point``) per draw and window; (S, W)."""
+    z = (np.asarray(log_point)[None, :] - mu[:, None]) / sigma[:, None]
+    if nu is None:
+        return ndtr(-z)
+    from scipy.stats import t as student_t
+
+    return student_t.sf(z, nu[:, None])
+
+
 def _miss_probs(mu, sigma, lo, hi, nu=None):
     """P(latency < lo) and P(latency > hi) for log-normal (or log-t) latency; (S, W) each."""
     with np.errstate(divide="ignore"):
@@ -178,6 +203,7 @@ class Deriver:
             for r in self.rows.itertuples()]
         self._logged_q: dict = {}
         self._caps: tuple | None = None
+        self._censor = censor_points(d)
 
     def logged_miss_draws(self, m: int, k: int, clock: str, u: int, S: int) -> np.ndarray:
         """(S,) draws of P(miss) per decision from the logged misses of (m, k, clock, u): the
@@ -195,7 +221,7 @@ class Deriver:
 
     def _row_structure(self, r):
         """(item, x, weight) of the row's episode groups and, for a timed row, per unit
-        ``(wids, pattern (G, W), group of each pattern row)``."""
+        ``(unit, (window opens, closes), pattern (G, W), group of each pattern row)``."""
         d = self.d
         eps = np.asarray(r.episodes)
         ep = d.episodes.loc[eps]
@@ -230,6 +256,23 @@ class Deriver:
                               for r, (items, xs, _, _) in zip(self.rows.itertuples(), self._row_cache)])
         return self._caps[1]
 
+    def _timing_split(self, p: ParamDraws, r, u: int, bounds, lat_m: int, log_lam: float):
+        """(P(early), P(late), P(silent)), (S, W) each, for row ``r``'s windows (``bounds`` = their
+        (open, close) arrays) of unit ``u``:
+        early (1 − π)·P(L < open), late (1 − π)·P(close < L ≤ g), silent π + (1 − π)·P(L > g).
+        Silent is what the logs show, no action: the no-answer mode (π) or a latency beyond the
+        cell's censor point g (:func:`censor_points`; the harness's, so it stays put under λ or a
+        latency swap)."""
+        w_open, close = bounds
+        mu = p.mu[:, u, lat_m, r.k] + log_lam
+        sigma = p.sigma[:, u, lat_m, r.k]
+        pe, pl = _miss_probs(mu, sigma, w_open, close, p.nu)
+        pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((p.n, 1))
+        g = self._censor.get((int(r.m), int(r.k), int(u)))
+        beyond = np.zeros_like(pl) if g is None else _beyond(mu, sigma, np.maximum(np.log(close), g), p.nu)
+        beyond = np.minimum(beyond, pl)
+        return (1 - pi) * pe, (1 - pi) * (pl - beyond), pi + (1 - pi) * beyond
+
     def compute(self, p: ParamDraws, lam: float = 1.0, swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
         """Draws (rows × S) of every quantity; ``swap`` maps a row's model index to the model whose
         latency (μ, σ, silence) it borrows (``as:<model>`` counterfactual)."""
@@ -254,13 +297,10 @@ class Deriver:
                         # logged rate (counted as late), whatever λ or the latency swap
                         pe = np.zeros((S, len(w_open)))
                         pl = np.repeat(self.logged_miss_draws(r.m, r.k, r.clock, u, S)[:, None], len(w_open), axis=1)
-                        pi = np.zeros((S, 1))
+                        silent_w = np.zeros_like(pe)
                     else:
-                        mu = p.mu[:, u, lat_m, r.k] + log_lam
-                        pe, pl = _miss_probs(mu, p.sigma[:, u, lat_m, r.k], w_open, w_close, p.nu)
-                        pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((S, 1))
-                        pe, pl = (1 - pi) * pe, (1 - pi) * pl
-                    q = np.clip(pi + pe + pl, 0.0, 1.0)
+                        pe, pl, silent_w = self._timing_split(p, r, u, (w_open, w_close), lat_m, log_lam)
+                    q = np.clip(pe + pl + silent_w, 0.0, 1.0)
                     # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an
                     # episode group does not have; e^-37 per miss is zero for every purpose
                     log_keep = np.log1p(-np.minimum(p.fatality[:, r.k][:, None] * q, 1 - 1e-16))  # (S, W)
@@ -268,7 +308,7 @@ class Deriver:
                     dec = pattern.T @ w[sel]  # expected decisions per window (per row episode)
                     early += pe @ dec
                     late += pl @ dec
-                    silent += np.broadcast_to(pi, pe.shape) @ dec
+                    silent += silent_w @ dec
                     n_dec += dec.sum()
                 p_s = (cap * keep) @ w
                 if n_dec > 0:

@@ -333,6 +333,16 @@ class FitResult:
 
         return cross_check(self)
 
+    def prior_sensitivity(self) -> pd.DataFrame:
+        """Power-scaling prior and likelihood sensitivity (arviz_stats) of share_timing and p_timely
+        per timed row: quantity, model, task_type, clock, prior_sensitivity, likelihood_sensitivity,
+        flag, diagnosis (:mod:`.sensitivity`)."""
+        if "prior_sensitivity" not in self._cache:
+            from .sensitivity import prior_sensitivity
+
+            self._cache["prior_sensitivity"] = prior_sensitivity(self)
+        return self._cache["prior_sensitivity"].copy()
+
     def loo_compare(self) -> pd.DataFrame | None:
         """Normal vs Student-t latency comparison (LOO on binned log-latency), if computed."""
         return None if self._loo is None else self._loo.copy()

@@ -1,0 +1,118 @@
+"""Prior and likelihood sensitivity of the decomposition by power-scaling (Kallioinen et al. 2024).
+
+The posterior is reweighted as if the prior (or the likelihood) were raised to a power α near 1
+(α = 0.99 and 1.01, Pareto-smoothed importance weights, no refit), and the sensitivity of a quantity
+is the gradient of the cumulative Jensen-Shannon distance between its weighted and unweighted draws
+with respect to log2 α: ``arviz_stats.psense``, with its threshold (0.05) and diagnosis rule
+(``psense_summary``).
+
+The likelihood is written as ``pm.Potential`` terms on aggregated tables (:mod:`.build`), so there is
+no pointwise log-likelihood: the per-draw *sum* of the potentials is the log-likelihood. That is
+enough here, since power-scaling perturbs the likelihood as a whole (one weight per draw); it rules
+out only the per-observation selections ``priorsense`` offers. The log prior is the sum of the free
+variables' prior log-densities on the constrained scale (the parameters' own densities, what
+``pm.compute_log_prior`` evaluates), without the item level ``z_item_cap``: its Normal(0, sd) is part
+of the hierarchy, not a prior choice (brms leaves group-level effects out of ``lprior`` likewise),
+and ``sd_item_cap``'s prior is scaled instead. Derived quantities (share_timing, p_timely) are not
+posterior variables: their draws enter a DataTree of their own beside the two log-densities, and
+arviz_stats' own functions do the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: arviz_stats' threshold for a sensitivity that matters (psense_summary's default)
+THRESHOLD = 0.05
+#: the free variables whose prior densities are left out of the log prior (see the module docstring)
+HIERARCHY_LEVEL = ("z_item_cap",)
+#: the derived quantities checked by default
+SENSITIVITY_QUANTITIES = ("share_timing", "p_timely")
+SENSITIVITY_COLUMNS = ["quantity", "model", "task_type", "clock", "prior_sensitivity", "likelihood_sensitivity",
+                       "flag", "diagnosis"]
+
+
+def log_prior_likelihood(model, posterior) -> tuple[np.ndarray, np.ndarray]:
+    """(log prior, log likelihood), each (chain, draw), of ``model`` at every draw of ``posterior``
+    (a dataset of the free variables on their constrained scale, as the fit stores them)."""
+    from pymc.model.transform.conditioning import remove_value_transforms
+
+    from .sampler import cached_function
+
+    # without transforms the value variables are the constrained parameters the posterior holds
+    umodel = remove_value_transforms(model)
+    prior_rvs = [rv for rv in umodel.free_RVs if rv.name not in HIERARCHY_LEVEL]
+    outs = [umodel.logp(vars=prior_rvs), umodel.logp(vars=umodel.potentials)]
+    # on PyTensor's on-disk cache like the sampler's log-density: compiled once per machine
+    fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, "power-scaling log prior, log likelihood")
+    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
+    n = n_chain * n_draw
+    values = [np.asarray(posterior[v.name].values, dtype=v.type.dtype).reshape(n, *posterior[v.name].shape[2:])
+              for v in umodel.value_vars]
+    out = np.array([[float(x) for x in fn(*(v[s] for v in values))] for s in range(n)])
+    return out[:, 0].reshape(n_chain, n_draw), out[:, 1].reshape(n_chain, n_draw)
+
+
+def sensitivity_tree(draws: dict[str, np.ndarray], log_prior: np.ndarray, log_lik: np.ndarray):
+    """A DataTree arviz_stats' ``psense`` reads: ``posterior`` with each quantity's draws (rows × S,
+    S = chain × draw in chain-major order) as a variable over ``row``, ``log_prior`` and
+    ``log_likelihood`` with one variable each."""
+    import xarray as xr
+
+    n_chain, n_draw = log_prior.shape
+    post = xr.Dataset({q: (("chain", "draw", "row"), np.asarray(x).T.reshape(n_chain, n_draw, -1))
+                       for q, x in draws.items()})
+    return xr.DataTree.from_dict({
+        "posterior": post,
+        "log_prior": xr.Dataset({"prior": (("chain", "draw"), log_prior)}),
+        "log_likelihood": xr.Dataset({"potentials": (("chain", "draw"), log_lik)}),
+    })
+
+
+def diagnose(prior: float, likelihood: float, threshold: float = THRESHOLD) -> str:
+    """arviz_stats' ``psense_summary`` diagnosis ("" where it prints ✓)."""
+    if prior >= threshold and likelihood >= threshold:
+        return "potential prior-data conflict"
+    if prior > threshold > likelihood:
+        return "potential strong prior / weak likelihood"
+    return ""
+
+
+def power_scaling(tree, rows: pd.DataFrame, threshold: float = THRESHOLD) -> pd.DataFrame:
+    """Tidy table of prior and likelihood power-scaling sensitivity of every variable of ``tree``'s
+    posterior, one row per (quantity, ``rows`` row); ``flag`` where arviz_stats diagnoses a problem."""
+    from arviz_stats import psense
+
+    # a quantity constant over the draws (p_timely = 1 where nothing can miss) has no distance to
+    # measure: NaN, not flagged, and no 0/0 warning
+    with np.errstate(invalid="ignore", divide="ignore"):
+        by_group = {g: psense(tree, group=g) for g in ("prior", "likelihood")}
+    parts = []
+    for q in tree["posterior"].data_vars:
+        part = rows[["model", "task_type", "clock"]].copy()
+        part.insert(0, "quantity", q)
+        part["prior_sensitivity"] = np.asarray(by_group["prior"][q].values, dtype=float)
+        part["likelihood_sensitivity"] = np.asarray(by_group["likelihood"][q].values, dtype=float)
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    out["diagnosis"] = [diagnose(p, lik, threshold) for p, lik in
+                        zip(out["prior_sensitivity"], out["likelihood_sensitivity"])]
+    out["flag"] = out["diagnosis"] != ""
+    return out[SENSITIVITY_COLUMNS]
+
+
+def prior_sensitivity(res, quantities=SENSITIVITY_QUANTITIES, threshold: float = THRESHOLD) -> pd.DataFrame:
+    """Power-scaling sensitivity of ``quantities`` per timed decomposition row of the fit ``res``
+    (paused rows have p_timely = 1 and share_timing = 0 by definition: nothing to perturb)."""
+    from .build import build_model
+
+    model = build_model(res.data, res.latency_family)
+    log_prior, log_lik = log_prior_likelihood(model, res.idata["posterior"])
+    rows = res._deriver.rows
+    timed = (rows["clock"] != "paused").to_numpy()
+    if not timed.any():
+        return pd.DataFrame(columns=SENSITIVITY_COLUMNS)
+    derived = res._draws()
+    tree = sensitivity_tree({q: derived[q][timed] for q in quantities}, log_prior, log_lik)
+    return power_scaling(tree, rows[timed].reset_index(drop=True), threshold)
