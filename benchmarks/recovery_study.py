@@ -36,7 +36,7 @@ def main(argv=None):
         for labelled in (True, False):
             for size, kw in SIZES.items():
                 t = time.time()
-                tab = calibrate(regime, reps=args.reps, seed=100, draws=args.draws, chains=args.chains, interval=0.9,
+                tab = calibrate(regime, reps=args.reps, seed=100, draws=args.draws, chains=args.chains, ci_prob=0.9,
                                 labelled=labelled, **kw)
                 tab["size"] = size
                 tab["seconds"] = round(time.time() - t, 1)

@@ -31,7 +31,7 @@ def test_harmony_tells_one_bad_type_from_slow_everywhere():
     cap = _long({(m, k): 0.7 for m in ("concentrated", "uniform") for k in types}, 200, rng)
     tim = _long({**{("concentrated", k): v for k, v in zip(types, (0.95, 0.95, 0.3))},
                  **{("uniform", k): 0.4 for k in types}}, 200, rng)
-    h = harmony_table(cap, tim, interval=0.9).set_index("model")
+    h = harmony_table(cap, tim, ci_prob=0.9).set_index("model")
     assert list(h.reset_index().columns) == HARMONY_COLUMNS
     assert h.loc["uniform", "harmony_timely_lo"] > h.loc["concentrated", "harmony_timely_hi"]
     assert h.loc["concentrated", "harmony_timely"] == pytest.approx(0.70, abs=0.03)

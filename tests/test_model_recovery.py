@@ -15,7 +15,7 @@ QUANTITIES = ("p_capable", "p_timely", "share_timing")
 @pytest.mark.parametrize("labelled", [True, False], ids=["labelled", "unlabelled"])
 def test_truth_within_99_interval_and_close_in_sds(labelled):
     res = toy_fit(labelled)
-    dec = res.decomposition(interval=0.99)
+    dec = res.decomposition(ci_prob=0.99)
     tr = truth()
     s = score_fit(dec, tr)
     for q in QUANTITIES:
@@ -34,7 +34,7 @@ def test_decomposition_agrees_with_the_labels():
     wrong decision but a miss, over all failures) — within the posterior interval widened by the
     observed proportion's binomial SE."""
     res = toy_fit(True)
-    dec = res.decomposition(interval=0.99)
+    dec = res.decomposition(ci_prob=0.99)
     ep = res.episodes
     timed = ep[ep["clock"] != "paused"]
     fails = timed[~timed["success"]]
@@ -78,7 +78,7 @@ def test_recovery_on_the_simulator_mixed_design(simulated_mixed):
     """rtanalysis.simulate's `mixed` preset (6 models × 4 task types × wall/step/paused, 12 episodes per
     cell, unlabelled): truth inside the 99 % interval in ≥ 90 % of cells."""
     sim, res = simulated_mixed
-    s = score_fit(res.decomposition(interval=0.99), sim.truth)
+    s = score_fit(res.decomposition(ci_prob=0.99), sim.truth)
     for q in QUANTITIES:
         sq = s[s["quantity"] == q]
         assert len(sq) == len(sim.truth)
@@ -91,7 +91,7 @@ def test_hurdles_put_mass_on_no_silence_and_always_fatal(simulated_mixed):
     interval starts at or below the truth); the silent-prone one is recovered; task types where a
     miss always kills get fatality ≈ 1."""
     sim, res = simulated_mixed
-    dec = res.decomposition(interval=0.9)
+    dec = res.decomposition(ci_prob=0.9)
     keys = ["model", "task_type", "clock"]
     dec = dec.merge(sim.truth[keys + ["p_silent"]], on=keys, suffixes=("", "_true"))
     design = {m.name: m.silence for m in sim.design.models}

@@ -54,7 +54,7 @@ def _fitted():
 @pytest.mark.slow
 def test_fitted_p_silent_covers_truth_and_observed_share():
     sim, res = _fitted()
-    dec = res.decomposition(interval=0.99).set_index(KEYS)
+    dec = res.decomposition(ci_prob=0.99).set_index(KEYS)
     obs = _observed_silent_share(res.steps)
     fitted = dec[["p_silent", "p_silent_lo", "p_silent_hi"]].rename(columns={"p_silent": "p_silent_fit"})
     t = sim.truth.set_index(KEYS)[["p_silent"]].join(fitted).join(obs, how="inner")

@@ -214,14 +214,14 @@ def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_pa
     back = FitResult.from_dir(tmp_path, load)
     pd.testing.assert_frame_equal(back.decomposition(), fit.decomposition())
     assert back.diagnostics["ok"] == fit.diagnostics["ok"] and back.seed == fit.seed
-    again = load_or_fit(load, tmp_path, draws=fit.n_draws, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
+    again = load_or_fit(load, tmp_path, draws=fit.n_draws, chains=fit.chains, seed=fit.seed, ci_prob=fit.ci_prob)
     pd.testing.assert_frame_equal(again.decomposition(), fit.decomposition())
     # a fit that retried (tune="auto") is found again by the draws that were asked for
     info_path = tmp_path / "diagnostics.json"
     info = json.loads(info_path.read_text())
     info["retried"] = {"asked": {"draws": fit.n_draws // 2, "tune": 10}}
     info_path.write_text(json.dumps(info))
-    again = load_or_fit(load, tmp_path, draws=fit.n_draws // 2, chains=fit.chains, seed=fit.seed, ci_prob=fit.interval)
+    again = load_or_fit(load, tmp_path, draws=fit.n_draws // 2, chains=fit.chains, seed=fit.seed, ci_prob=fit.ci_prob)
     assert again.n_draws == fit.n_draws
     other = dataclasses.replace(load, episodes=load.episodes.iloc[1:].reset_index(drop=True))
     with pytest.raises(ValueError, match="other data"):

@@ -47,14 +47,14 @@ def score_counterfactuals(counterfactuals: pd.DataFrame, cf_truth: pd.DataFrame)
     return out
 
 
-def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, interval: float, labelled: bool,
+def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, ci_prob: float, labelled: bool,
                    counterfactuals: bool, sim_overrides: dict):
     from ..simulate import simulate
     from ..simulate.misspec import counterfactual_truth
     from .fit import fit
 
     sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
-    res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, interval=interval, progress=False,
+    res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, ci_prob=ci_prob, progress=False,
               tune=None)
     s = score_fit(res.decomposition(), sim.truth)
     if counterfactuals:
@@ -65,9 +65,9 @@ def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, inte
 
 
 def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chains: int = 4,
-              interval: float = 0.9, labelled: bool = True, progress: bool = False, counterfactuals: bool = True,
+              ci_prob: float = 0.9, labelled: bool = True, progress: bool = False, counterfactuals: bool = True,
               return_scores: bool = False, **sim_overrides) -> pd.DataFrame:
-    """Coverage of the ``interval`` and mean absolute error per quantity over ``reps`` replicates
+    """Coverage of the ``ci_prob`` interval and mean absolute error per quantity over ``reps`` replicates
     (seeds ``seed``, ``seed+1``, ...). Returns a tidy frame: quantity, coverage, mae, n_cells, reps, the
     share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences.
     Quantities: :data:`CHECKED` and, with ``counterfactuals``, :data:`CF_QUANTITIES`.
@@ -79,7 +79,7 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
         raise KeyError(f"unknown preset {preset!r}; one of {sorted(PRESETS) + sorted(MISSPEC_PRESETS)}")
     scores, diagnostics = [], []
     for r in range(reps):
-        s, diag = _one_replicate(preset, r, seed, draws, chains, interval, labelled, counterfactuals, sim_overrides)
+        s, diag = _one_replicate(preset, r, seed, draws, chains, ci_prob, labelled, counterfactuals, sim_overrides)
         scores.append(s)
         diagnostics.append(diag)
         if progress:
@@ -90,7 +90,7 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
            .reset_index())
     out.insert(0, "preset", preset)
     out["labelled"] = labelled
-    out["interval"] = interval
+    out["ci_prob"] = ci_prob
     out["reps"] = reps
     out["fits_ok"] = float(np.mean([x["ok"] for x in diagnostics]))
     out["worst_rhat"] = max(x["max_rhat"] for x in diagnostics)

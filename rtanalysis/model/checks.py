@@ -187,10 +187,10 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
     return out
 
 
-def predictive_check(res, p: ParamDraws, seed: int, kind: str, interval: float = 0.95) -> pd.DataFrame:
+def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 0.95) -> pd.DataFrame:
     """All checks of the module docstring for parameter draws ``p`` (posterior or prior)."""
     rng = np.random.default_rng(seed)
-    a = (1 - interval) / 2
+    a = (1 - ci_prob) / 2
     idx = _thin(p, rng, MAX_REPLICATES)
     sub = p.take(idx)
     draws = res._deriver.compute(sub)

@@ -18,7 +18,7 @@ def add_cli(subparsers) -> None:
                    help="tuning steps per chain, or auto (default): = draws, and if the diagnostics gate "
                         "fails, once more with 3x tuning and 2x draws (and target_accept 0.95 after divergences)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--ci-prob", "--interval", dest="interval", type=float, default=0.95,
+    p.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=0.95,
                    help="probability of every posterior interval (default 0.95)")
     p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
                    help="log-latency Normal (default), Student-t, or auto: the better by PSIS-LOO "
@@ -38,7 +38,7 @@ def add_cli(subparsers) -> None:
     c.add_argument("--out", default=None, help="directory for calibration.csv")
     c.add_argument("--draws", type=int, default=500)
     c.add_argument("--chains", type=int, default=4)
-    c.add_argument("--ci-prob", "--interval", dest="interval", type=float, default=0.9)
+    c.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=0.9)
     c.add_argument("--unlabelled", action="store_true")
     c.set_defaults(func=_calibrate)
 
@@ -64,14 +64,14 @@ def _fit(args) -> int:
 
     if args.draws < 1 or args.chains < 1:
         raise UsageError("--draws and --chains must be >= 1")
-    if not 0 < args.interval < 1:
-        raise UsageError(f"--ci-prob must be in (0, 1), got {args.interval}")
+    if not 0 < args.ci_prob < 1:
+        raise UsageError(f"--ci-prob must be in (0, 1), got {args.ci_prob}")
     lr = load(args.paths)
     if len(lr.episodes) == 0:
         raise NoDataError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")
     if not args.quiet:
         print(str(lr), file=sys.stderr)
-    res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, interval=args.interval,
+    res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, ci_prob=args.ci_prob,
               latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet)
     out = res.to_dir(args.out)
     d = res.diagnostics
@@ -94,7 +94,7 @@ def _calibrate(args) -> int:
 
     try:
         table = calibrate(args.preset, reps=args.reps, seed=args.seed, draws=args.draws, chains=args.chains,
-                          interval=args.interval, labelled=not args.unlabelled, progress=True)
+                          ci_prob=args.ci_prob, labelled=not args.unlabelled, progress=True)
     except KeyError as e:
         raise UsageError(str(e)) from None
     print(table.to_string(index=False))

@@ -326,12 +326,12 @@ class Deriver:
         return out
 
 
-def summarise(rows: pd.DataFrame, draws: dict[str, np.ndarray], quantities, interval: float) -> pd.DataFrame:
+def summarise(rows: pd.DataFrame, draws: dict[str, np.ndarray], quantities, ci_prob: float) -> pd.DataFrame:
     """Posterior mean and equal-tailed interval of each quantity, one row per ``rows`` row (NaN
     where a quantity is undefined for a row, e.g. decision timing under ``paused``)."""
     import warnings
 
-    a = (1.0 - interval) / 2.0
+    a = (1.0 - ci_prob) / 2.0
     out = rows.copy()
     for q in quantities:
         x = draws[q]

@@ -61,7 +61,7 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
 RETRY_TARGET_ACCEPT = 0.95
 
 
-def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, interval: float = 0.95,
+def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | str | None = "auto",
         sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
@@ -80,8 +80,8 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
 
     if latency_family not in ("auto", "normal", "t"):
         raise ValueError(f"latency_family must be 'auto', 'normal' or 't', got {latency_family!r}")
-    if not 0 < interval < 1:
-        raise ValueError(f"interval must be in (0, 1), got {interval}")
+    if not 0 < ci_prob < 1:
+        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
     if not (tune is None or tune == "auto" or (isinstance(tune, (int, np.integer)) and tune >= 0)):
         raise ValueError(f"tune must be a number of steps >= 0, None or 'auto', got {tune!r}")
     episodes, steps = _as_frames(data)
@@ -116,7 +116,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         diag["retried"] = {"first": first, "tune": n_tune, "draws": draws, "asked": asked, "target_accept": accept}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
-    return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, interval=interval,
+    return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
                      data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
                      tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
 
@@ -164,7 +164,7 @@ class FitResult:
     data: ModelData
     diagnostics: dict
     seed: int
-    interval: float
+    ci_prob: float
     data_hash: str
     latency_family: str = "normal"
     n_draws: int = 0
@@ -207,12 +207,12 @@ class FitResult:
         """Per-parameter convergence: param, rhat, ess_bulk, ess_tail."""
         return self._diag_table.copy()
 
-    def decomposition(self, interval: float | None = None) -> pd.DataFrame:
+    def decomposition(self, ci_prob: float | None = None) -> pd.DataFrame:
         """One row per model × task_type × clock: observed success rate, posterior p_success,
         p_capable, p_timely, share_timing (mean and equal-tailed interval), then decision-level
         p_on_time/p_early/p_late, fatality and median latency."""
-        interval = self.interval if interval is None else interval
-        out = summarise(self._rows(), self._draws(), QUANTITIES, interval)
+        ci_prob = self.ci_prob if ci_prob is None else ci_prob
+        out = summarise(self._rows(), self._draws(), QUANTITIES, ci_prob)
         for q in ("p_timely", "p_timely_lo", "p_timely_hi"):
             out.loc[out["clock"] == "paused", q] = 1.0
         for q in ("share_timing", "share_timing_lo", "share_timing_hi"):
@@ -229,21 +229,21 @@ class FitResult:
         return out[DECOMPOSITION_COLUMNS + extra].reset_index(drop=True)
 
     def counterfactuals(self, lambdas=(0.25, 0.5, 1, 2, 4), as_models: bool = True,
-                        interval: float | None = None) -> pd.DataFrame:
+                        ci_prob: float | None = None) -> pd.DataFrame:
         """p_success when latencies are scaled by λ (``scale``) or replaced by another model's
         latency distribution for the same task type (``as:<model>``, λ = 1). Timed rows only."""
-        interval = self.interval if interval is None else interval
+        ci_prob = self.ci_prob if ci_prob is None else ci_prob
         rows = self._rows()
         timed = (rows["clock"] != "paused").to_numpy()
         parts = []
         for lam in lambdas:
-            s = summarise(rows, {"p_success": self._draws(float(lam))["p_success"]}, ["p_success"], interval)
+            s = summarise(rows, {"p_success": self._draws(float(lam))["p_success"]}, ["p_success"], ci_prob)
             parts.append(s.assign(scenario="scale", **{"lambda": float(lam)})[timed])
         if as_models:
             R = self._deriver.rows
             for j, other in enumerate(self.data.models):
                 dr = self._draws(1.0, {m: j for m in range(len(self.data.models)) if m != j})
-                s = summarise(rows, {"p_success": dr["p_success"]}, ["p_success"], interval)
+                s = summarise(rows, {"p_success": dr["p_success"]}, ["p_success"], ci_prob)
                 keep = timed & (R["m"].to_numpy() != j)
                 parts.append(s.assign(scenario=f"as:{other}", **{"lambda": 1.0})[keep])
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COUNTERFACTUAL_COLUMNS)
@@ -270,7 +270,7 @@ class FitResult:
         difference_lo, difference_hi, p_a_gt_b."""
         if over not in ("model", "clock", "task_type"):
             raise ValueError(f"over must be 'model', 'clock' or 'task_type', got {over!r}")
-        ci_prob = self.interval if ci_prob is None else ci_prob
+        ci_prob = self.ci_prob if ci_prob is None else ci_prob
         x = self._draws()[quantity]
         rows = self._rows()
         keys = [k for k in ("model", "task_type", "clock") if k != over]
@@ -288,10 +288,10 @@ class FitResult:
         out["p_a_gt_b"] = (diff > 0).mean(axis=1)
         return out.reset_index(drop=True)
 
-    def success_curve(self, lambdas=None, interval: float | None = None) -> pd.DataFrame:
+    def success_curve(self, lambdas=None, ci_prob: float | None = None) -> pd.DataFrame:
         """p_success and p_timely (mean/lo/hi) against the latency scale λ (λ = 1: as observed),
         per model × task_type × timed clock; ``rel_latency`` = median latency / median window close."""
-        interval = self.interval if interval is None else interval
+        ci_prob = self.ci_prob if ci_prob is None else ci_prob
         lambdas = np.exp(np.linspace(np.log(0.1), np.log(10), 21)) if lambdas is None else lambdas
         rows = self._rows()
         timed = (rows["clock"] != "paused").to_numpy()
@@ -305,20 +305,20 @@ class FitResult:
         parts = []
         for lam in lambdas:
             dr = self._draws(float(lam))
-            s = summarise(rows, dr, ["p_success", "p_timely"], interval)
+            s = summarise(rows, dr, ["p_success", "p_timely"], ci_prob)
             s["lambda"] = float(lam)
             s["rel_latency"] = lam * med / np.asarray(closes)
             parts.append(s[timed])
         return pd.concat(parts, ignore_index=True)
 
-    def ppc(self, seed: int | None = None, interval: float | None = None) -> pd.DataFrame:
+    def ppc(self, seed: int | None = None, ci_prob: float | None = None) -> pd.DataFrame:
         """Posterior predictive check (tidy): per row, observed vs predicted success rate, and per
         latency cell, observed vs predicted log-latency quantiles (p10/p50/p90); predictive
-        intervals at ``interval`` (default the fit's)."""
+        intervals at ``ci_prob`` (default the fit's)."""
         from .checks import predictive_check
 
         return predictive_check(self, self._params, self.seed if seed is None else seed, "posterior",
-                                self.interval if interval is None else interval)
+                                self.ci_prob if ci_prob is None else ci_prob)
 
     def prior_predictive(self, draws: int = 500, seed: int | None = None) -> pd.DataFrame:
         """Same table as :meth:`ppc`, from draws of the prior."""
@@ -358,7 +358,7 @@ class FitResult:
         self.counterfactuals().to_csv(out / "counterfactuals.csv", index=False)
         info = {**self.diagnostics, "seed": self.seed, "draws": self.n_draws, "chains": self.chains,
                 "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
-                "interval": self.interval, "rtanalysis_version": __version__, "data_hash": self.data_hash,
+                "ci_prob": self.ci_prob, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
         if self._loo is not None:
             info["latency_loo"] = self._loo.to_dict(orient="records")
@@ -389,13 +389,13 @@ class FitResult:
         diag = {k: v for k, v in info.items() if k not in _RUN_KEYS}
         loo = pd.DataFrame(info["latency_loo"]) if "latency_loo" in info else None
         return cls(idata=idata, data=aggregate(episodes, steps), diagnostics=diag, seed=info["seed"],
-                   interval=info["interval"], data_hash=digest, latency_family=info["latency_family"],
+                   ci_prob=info.get("ci_prob", info.get("interval")), data_hash=digest, latency_family=info["latency_family"],
                    n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
                    _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
 
 
 #: keys of diagnostics.json that describe the run rather than the diagnostics
-_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "interval", "rtanalysis_version",
+_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "ci_prob", "rtanalysis_version",
              "data_hash", "data", "latency_loo")
 
 

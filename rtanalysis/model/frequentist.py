@@ -54,15 +54,15 @@ def _cell_glm(y: np.ndarray, cell: np.ndarray, groups: np.ndarray, z: float):
     return out
 
 
-def cross_check(res, interval: float | None = None) -> pd.DataFrame:
+def cross_check(res, ci_prob: float | None = None) -> pd.DataFrame:
     """Tidy frame: quantity, model, task_type, clock, estimate, lo, hi, method, posterior,
     posterior_lo, posterior_hi, disagree."""
     import statsmodels.api as sm
 
-    interval = res.interval if interval is None else interval
-    z = float(norm.ppf(0.5 + interval / 2))
+    ci_prob = res.ci_prob if ci_prob is None else ci_prob
+    z = float(norm.ppf(0.5 + ci_prob / 2))
     ep, st = res.episodes, res.steps
-    dec = res.decomposition(interval)
+    dec = res.decomposition(ci_prob)
     rows = []
     task = ep["task"].astype(object).where(ep["task"].notna(), ep["episode_id"].astype(object)).to_numpy()
     y = ep["success"].to_numpy(bool).astype(int)
@@ -94,7 +94,7 @@ def cross_check(res, interval: float | None = None) -> pd.DataFrame:
         r = sm.OLS(x, X).fit(cov_type="cluster", cov_kwds={"groups": g})
         se = np.sqrt(np.diag(r.cov_params()))
         p = res._params
-        al = (1 - interval) / 2
+        al = (1 - ci_prob) / 2
         for j, c in enumerate(levels):
             m, k, u = c.split("\x1f")
             mi, ki, ui = res.data.models.index(m), res.data.task_types.index(k), res.data.units.index(u)

@@ -38,10 +38,10 @@ def _per_draw(long: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
     return out
 
 
-def harmony_table(capable: pd.DataFrame, timely: pd.DataFrame, interval: float = 0.95) -> pd.DataFrame:
+def harmony_table(capable: pd.DataFrame, timely: pd.DataFrame, ci_prob: float = 0.95) -> pd.DataFrame:
     """From long draw frames (model, task_type, clock, draw, value) of p_capable and p_timely: one
     row per model × timed clock with :data:`HARMONY_COLUMNS` (mean and equal-tailed interval)."""
-    a = (1 - interval) / 2
+    a = (1 - ci_prob) / 2
     cap, tim = _per_draw(capable), _per_draw(timely)
     rows = []
     for key, t in tim.items():
@@ -55,11 +55,11 @@ def harmony_table(capable: pd.DataFrame, timely: pd.DataFrame, interval: float =
     return pd.DataFrame(rows, columns=HARMONY_COLUMNS)
 
 
-def harmony(res, interval: float | None = None) -> pd.DataFrame:
+def harmony(res, ci_prob: float | None = None) -> pd.DataFrame:
     """Per model × timed clock of a :class:`~rtanalysis.model.fit.FitResult`: harmony of p_capable
     and of p_timely across task types, with posterior intervals (:data:`HARMONY_COLUMNS`)."""
-    interval = res.interval if interval is None else interval
+    ci_prob = res.ci_prob if ci_prob is None else ci_prob
     cap = res.draws("p_capable")
     tim = res.draws("p_timely")
     timed = tim["clock"] != "paused"
-    return harmony_table(cap[timed.to_numpy()], tim[timed.to_numpy()], interval)
+    return harmony_table(cap[timed.to_numpy()], tim[timed.to_numpy()], ci_prob)

@@ -39,7 +39,7 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
     """The frames a fit result offers the figures, with intervals at ``ci_prob`` (default: the fit's)."""
     if fit is None:
         return {}
-    kw = {} if ci_prob is None else {"interval": ci_prob}
+    kw = {} if ci_prob is None else {"ci_prob": ci_prob}
     return {
         "diagnostics": dict(fit.diagnostics or {}),
         "decomposition": fit.decomposition(**kw),

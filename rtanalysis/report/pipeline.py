@@ -37,12 +37,12 @@ def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = 
     if info_path.exists() and (fit_dir / "posterior.nc").exists():
         info = orjson.loads(info_path.read_bytes())
         wanted = {"data_hash": data_hash(load_result.episodes, load_result.steps), "draws": draws, "chains": chains,
-                  "seed": seed, "interval": ci_prob}
+                  "seed": seed, "ci_prob": ci_prob}
         # a fit that retried (tune="auto") holds more draws than were asked for: compare the request
         info["draws"] = info.get("retried", {}).get("asked", {}).get("draws", info.get("draws"))
         if all(info.get(k) == v for k, v in wanted.items()) and not fit_options:
             return FitResult.from_dir(fit_dir, load_result)
-    result = fit(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress,
+    result = fit(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
                  **fit_options)
     result.to_dir(fit_dir)
     return result
@@ -120,7 +120,7 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
         from ..model import fit as fit_fn
 
         _log(progress, f"fitting the model ({chains} chains × {draws} draws, seed {seed})")
-        fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, interval=ci_prob, progress=progress,
+        fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
                      tune=tune)
         fit.to_dir(out)
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
