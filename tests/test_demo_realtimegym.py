@@ -56,7 +56,7 @@ def test_demo_realtimegym_observed_metrics(tmp_path):
 
 @pytest.mark.slow
 def test_demo_realtimegym_with_a_small_fit(tmp_path):
-    assert _demo(tmp_path, "--draws", "100", "--chains", "2") == 0
+    assert _demo(tmp_path, "--draws", "100", "--tune", "100", "--chains", "2") == 0
     out = tmp_path / "demo"
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
     assert (out / "diagnostics.json").is_file()
