@@ -179,6 +179,10 @@ def _miss_probs(mu, sigma, lo, hi, nu=None):
     return student_t.cdf(z_lo, nu[:, None]), student_t.sf(z_hi, nu[:, None])
 
 
+#: the most memory :class:`Deriver` keeps for the capability of every episode group (draws × groups)
+CAPABILITY_CACHE_BYTES = 256 * 2**20
+
+
 class Deriver:
     """Vectorised derived quantities for one dataset; reused across λ and swap scenarios.
 
@@ -203,6 +207,7 @@ class Deriver:
             for r in self.rows.itertuples()]
         self._logged_q: dict = {}
         self._caps: tuple | None = None
+        self._cap_args = [(r.m, r.k, items, xs) for r, (items, xs, _, _) in zip(self.rows.itertuples(), self._row_cache)]
         self._censor = censor_points(d)
 
     def logged_miss_draws(self, m: int, k: int, clock: str, u: int, S: int) -> np.ndarray:
@@ -248,13 +253,21 @@ class Deriver:
             per_unit.append((u, bounds, groups[sel][:, 3 + wids], sel))
         return items, xs, weight / weight.sum(), per_unit
 
-    def _capability(self, p: ParamDraws) -> list[np.ndarray]:
-        """Per row, (S, G) P(capable) of its episode groups: the same for every λ and swap, so
-        computed once per set of draws (counterfactual grids call :meth:`compute` dozens of times)."""
+    def _capability(self, p: ParamDraws, j: int) -> np.ndarray:
+        """Row ``j``'s (S, G) P(capable) of its episode groups. The same for every λ and swap, so
+        kept per set of draws (counterfactual grids call :meth:`compute` dozens of times) when all
+        rows fit in :data:`CAPABILITY_CACHE_BYTES`; otherwise computed as needed (at leaderboard
+        scale all rows are draws × 77k groups: gigabytes)."""
         if self._caps is None or self._caps[0] is not p:
-            self._caps = (p, [capable_probability(p, self.d, r.m, r.k, items, xs)
-                              for r, (items, xs, _, _) in zip(self.rows.itertuples(), self._row_cache)])
-        return self._caps[1]
+            fits = p.n * sum(len(a[2]) for a in self._cap_args) * 8 <= CAPABILITY_CACHE_BYTES
+            self._caps = (p, {} if fits else None)
+        kept = self._caps[1]
+        if kept is not None and j in kept:
+            return kept[j]
+        cap = capable_probability(p, self.d, *self._cap_args[j])
+        if kept is not None:
+            kept[j] = cap
+        return cap
 
     def _timing_split(self, p: ParamDraws, r, u: int, bounds, lat_m: int, log_lam: float):
         """(P(early), P(late), P(silent)), (S, W) each, for row ``r``'s windows (``bounds`` = their
@@ -279,9 +292,8 @@ class Deriver:
         n, S = len(self.rows), p.n
         out = {q: np.empty((n, S)) for q in QUANTITIES}
         log_lam = np.log(lam)
-        caps = self._capability(p)
         for j, (r, (items, xs, w, per_unit)) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
-            cap = caps[j]  # (S, G)
+            cap = self._capability(p, j)  # (S, G)
             p_cap = cap @ w
             nan = np.full(S, np.nan)
             if per_unit is None:
