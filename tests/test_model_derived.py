@@ -107,3 +107,19 @@ def test_silence_mode_probability_is_the_likelihood_ratio(sim_data):
         with_mode += n_acted * np.log1p(-p.silence[:, m])
         a, b = prev * np.exp(with_mode), (1 - prev) * np.exp(without)
         np.testing.assert_allclose(got[:, m], a / (a + b), rtol=1e-8, atol=1e-300)
+
+
+def test_capability_kept_or_recomputed_gives_the_same_draws(sim_data, monkeypatch):
+    # the capability of every episode group is kept per set of draws only when it fits the memory
+    # budget; computed row by row otherwise, with identical results
+    from rtanalysis.model import derived
+
+    _, d = sim_data
+    p = _random_params(d, np.random.default_rng(3))
+    kept = Deriver(d).compute(p, lam=2.0)
+    monkeypatch.setattr(derived, "CAPABILITY_CACHE_BYTES", 0)
+    der = Deriver(d)
+    again = der.compute(p, lam=2.0)
+    assert der._caps[1] is None  # nothing kept under a zero budget
+    for q in derived.QUANTITIES:
+        np.testing.assert_array_equal(kept[q], again[q])
