@@ -5,7 +5,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import rtanalysis
 from rtanalysis.metrics import fallback_summary

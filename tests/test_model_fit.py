@@ -8,7 +8,7 @@ import pytest
 
 from rtanalysis.model.fit import COUNTERFACTUAL_COLUMNS, DECOMPOSITION_COLUMNS
 
-from .model_fixtures import TOY_DRAWS, degenerate_data, degenerate_fit, toy_data, toy_fit
+from .model_fixtures import degenerate_fit, toy_data, toy_fit
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 

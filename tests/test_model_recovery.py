@@ -1,7 +1,6 @@
 """Recovery of known truth: simulated data, fitted; truth inside the posterior intervals."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from rtanalysis.model.calibrate import score_fit

@@ -271,8 +271,8 @@ def _success_likelihood(d: ModelData, log_capable) -> None:
     # always fatal (f = 1): an unlabelled episode with a miss succeeds only through the leak ε (a
     # benchmark that forgives a miss now and then, a mislogged miss), as labelled ones do; without
     # it one success after a miss would rule the branch out (probability 0) whatever the other data
-    no_miss = pt.full(_dim("task_type"), -1000.0)  # log(1 − 1), finite for the gradients
-    fatal = success_loglik(pt.switch(uM > 0, np.log(LEAK), 0.0), no_miss)
+    log1m_one = pt.full(_dim("task_type"), -1000.0)  # log(1 − f) at f = 1, finite for the gradients
+    fatal = success_loglik(pt.switch(uM > 0, np.log(LEAK), 0.0), log1m_one)
     log_odds = pt.log(always) + fatal - pt.log1p(-always) - graded
     pm.Deterministic("always_fatal_log_odds", log_odds, dims="task_type")
     pm.Potential("success", pt.sum(pt.logaddexp(pt.log(always) + fatal, pt.log1p(-always) + graded)))
