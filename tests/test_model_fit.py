@@ -122,6 +122,13 @@ def test_posterior_predictive_check():
     for _, g in given.groupby("task_type"):
         pred = g.set_index("check")["predicted"]
         assert pred["success_given_misses_0"] > pred["success_given_misses_2+"]
+    # every check has a registered family, and the well-specified toy flags none
+    from rtanalysis.model.checks import CHECK_FAMILIES, check_family, family_flags
+
+    families = {fam for fam, _ in CHECK_FAMILIES.values()}
+    assert set(ppc["check"].map(check_family)) <= families
+    flags = family_flags(ppc)
+    assert set(flags["family"]) == set(ppc["check"].map(check_family)) and not flags["flagged"].any(), flags
 
 
 def test_frequentist_cross_check_agrees():

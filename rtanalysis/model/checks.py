@@ -13,11 +13,16 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   logged with no action: the silence mode or a latency past the censor point, one definition with
   the simulator's truth; ``share_silent`` only where the row's latencies are informative, since a
   constant-latency cell reports its logged misses as late);
+* ``latency_correct_minus_wrong`` per latency cell of labelled data: mean log-latency of correct
+  minus wrong acted decisions, against its permutation distribution under the model's independence
+  of latency and correctness (:func:`_latency_by_correctness_rows`);
 * ``log_latency_p10/p50/p90/p99`` per (model, task_type, time_unit) cell (clock ``all``): observed
   quantiles of acted decisions vs replicated samples of the same size drawn from the fitted family
   (normal or Student-t, ν per draw), with the silence mode: of the cell's n decisions a
   Binomial(n, π_m) are silent whatever their latency, and the largest latencies stand in for the
-  rest of the observed silences (censored), as the log would have. Cells whose latencies are
+  rest of the observed silences (censored), as the log would have; the two order statistics each
+  quantile needs are drawn exactly (:func:`replicate_quantiles`), so the check costs the same at any
+  number of decisions. Cells whose latencies are
   uninformative (constant or capped at the close; left out of the likelihood) are not checked.
 """
 
@@ -29,10 +34,77 @@ import pandas as pd
 from ..metrics.latency import floored_log_latency
 from .derived import ParamDraws, capable_probability, param_draws
 
+#: each check's family and what a flagged family points at (bambi-style registry: one table, no
+#: branching); a family is flagged when more of its rows are extreme than chance gives
+#: (:func:`family_flags`)
+CHECK_FAMILIES = {
+    "success_rate": ("success_rate", "success per cell is not reproduced: capability or timing that the "
+                     "model's structure cannot represent (e.g. an agent less capable under the wall clock than "
+                     "paused, item difficulty that also slows it)"),
+    "success_given_misses": ("success_given_misses", "how missed windows end episodes is not reproduced "
+                             "(fatality per task type)"),
+    "share_early": ("timing_shares", "the logged early / late / silent decisions are not reproduced by the "
+                    "latency model (shape, give-up time, or latencies logged as the tick)"),
+    "share_late_or_silent": ("timing_shares", None),
+    "share_silent": ("timing_shares", None),
+    "log_latency_p10": ("latency_body", "the latency distribution's body does not fit (try "
+                        "latency_family='auto' or 't'; a mixture of fast and slow modes)"),
+    "log_latency_p50": ("latency_body", None),
+    "log_latency_p90": ("latency_body", None),
+    "log_latency_p99": ("latency_tail", "the latency tail does not fit (a heavier tail; a harness give-up "
+                        "time)"),
+    "latency_correct_minus_wrong": ("latency_by_correctness", "correct and wrong decisions differ in latency: "
+                                    "latency and correctness are entangled (hard items slow the agent, or thinking "
+                                    "longer helps), which p_timely and the latency counterfactuals assume away "
+                                    "(docs/model.md, Assumptions)"),
+}
+#: nominal share of extreme rows (p < 0.025 or > 0.975) in a family when the model is right
+ROW_RATE = 0.05
+FAMILY_ALPHA = 0.05
+
 QUANTILES = {"log_latency_p10": 0.1, "log_latency_p50": 0.5, "log_latency_p90": 0.9, "log_latency_p99": 0.99}
 MAX_REPLICATES = 400
 CHECK_COLUMNS = ["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
                  "predicted_hi"]
+
+
+def check_family(check: str) -> str:
+    """The family of a check name (``success_given_misses_2+`` → ``success_given_misses``)."""
+    base = "success_given_misses" if check.startswith("success_given_misses") else check
+    return CHECK_FAMILIES.get(base, (check, None))[0]
+
+
+def family_advice(family: str) -> str:
+    """What a flagged family points at (:data:`CHECK_FAMILIES`)."""
+    return next((text for fam, text in CHECK_FAMILIES.values() if fam == family and text), "")
+
+
+def family_flags(checks: pd.DataFrame, row_rate: float = ROW_RATE, alpha: float = FAMILY_ALPHA) -> pd.DataFrame:
+    """Per kind (posterior / prior) and check family: rows, extreme rows, the number chance gives
+    (``expected`` = rows × ``row_rate``), ``p_value`` = P(Binomial(rows, row_rate) ≥ extreme) and
+    ``flagged`` (p ≤ ``alpha``). A family has a row per cell (dozens at leaderboard scale), so "any
+    row extreme" would flag a well-specified model in most fits by multiplicity alone; counting
+    extremes against chance keeps the family's false-flag rate near ``alpha``
+    (``benchmarks/ppc_detection.py``). Rows within a family share one posterior, so the binomial
+    is a yardstick, not an exact null."""
+    from scipy.stats import binom
+
+    cols = ["kind", "family", "rows", "extreme_rows", "expected", "p_value", "flagged", "advice"]
+    if checks is None or not len(checks) or "check" not in checks:
+        return pd.DataFrame(columns=cols)
+    if "extreme" not in checks:
+        if "p_value" not in checks:  # a frame without p-values (written before they existed) flags nothing
+            return pd.DataFrame(columns=cols)
+        checks = checks.assign(extreme=(checks["p_value"] < 0.025) | (checks["p_value"] > 0.975))
+    f = checks.assign(family=checks["check"].astype(str).map(check_family))
+    kind = f["kind"] if "kind" in f else pd.Series("posterior", index=f.index)
+    out = (f.assign(kind=kind).groupby(["kind", "family"], sort=False)
+           .agg(rows=("extreme", "size"), extreme_rows=("extreme", "sum")).reset_index())
+    out["expected"] = out["rows"] * row_rate
+    out["p_value"] = binom.sf(out["extreme_rows"] - 1, out["rows"], row_rate)
+    out["flagged"] = (out["extreme_rows"] > 0) & (out["p_value"] <= alpha)
+    out["advice"] = [family_advice(x) if flag else "" for x, flag in zip(out["family"], out["flagged"])]
+    return out[cols]
 
 
 def prior_params(d, latency_family: str, draws: int, seed: int) -> ParamDraws:
@@ -77,7 +149,8 @@ def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
     """Per task type × timed clock and miss class (0, 1, 2+): success rate, replicated given each
     episode's observed misses. Episodes alike in what their success probability depends on (model,
     type, item, length, misses) are one group, replicated as Binomial(n, p): the same distribution
-    as one Bernoulli per episode, in memory that grows with the groups, not the episodes."""
+    as one Bernoulli per episode. Drawn one (model, type) block at a time and summed into the classes,
+    so memory grows with the largest block, not with the episodes or all the groups."""
     d = res.data
     e = d.episodes
     timed = e[e["timed"]]
@@ -86,20 +159,22 @@ def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
         return out
     keys = ["m", "k", "i", "x", "M", "clock"]
     g = (timed.assign(_cls=np.minimum(timed["M"].to_numpy(), 2))
-         .groupby(keys, sort=True).agg(n=("y", "size"), y=("y", "sum"), cls=("_cls", "first")).reset_index())
-    p_cap = np.empty((p.n, len(g)))
-    for (m, k), gg in g.groupby(["m", "k"]):
-        pos = gg.index.to_numpy()
-        p_cap[:, pos] = capable_probability(p, d, m, k, gg["i"].to_numpy(), gg["x"].to_numpy())
-    p_s = p_cap * (1 - p.fatality[:, g["k"].to_numpy()]) ** g["M"].to_numpy()[None, :]
-    y_rep = rng.binomial(g["n"].to_numpy()[None, :], np.clip(p_s, 0.0, 1.0))
-    for (k, clock, c), gg in g.groupby(["k", "clock", "cls"]):
-        n = int(gg["n"].sum())
-        if n < 3:
-            continue
-        sel = gg.index.to_numpy()
-        out.append(_row(("all", d.task_types[k], clock, ""), f"success_given_misses_{('0', '1', '2+')[c]}",
-                        gg["y"].sum() / n, y_rep[:, sel].sum(axis=1) / n, a))
+         .groupby(keys, sort=True, observed=True).agg(n=("y", "size"), y=("y", "sum"), cls=("_cls", "first"))
+         .reset_index())
+    classes = g.groupby(["k", "clock", "cls"], observed=True).agg(n=("n", "sum"), y=("y", "sum"))
+    classes = classes[classes["n"] >= 3]
+    slot = pd.Series(np.arange(len(classes)), index=classes.index)
+    y_rep = np.zeros((p.n, len(classes)))
+    for (m, k), gg in g.groupby(["m", "k"], sort=True):
+        at = slot.reindex(pd.MultiIndex.from_frame(gg[["k", "clock", "cls"]])).to_numpy()
+        p_cap = capable_probability(p, d, m, k, gg["i"].to_numpy(), gg["x"].to_numpy())
+        p_s = p_cap * (1 - p.fatality[:, [k]]) ** gg["M"].to_numpy()[None, :]
+        draws = rng.binomial(gg["n"].to_numpy()[None, :], np.clip(p_s, 0.0, 1.0))
+        for c in np.unique(at[~np.isnan(at)]).astype(np.int64):
+            y_rep[:, c] += draws[:, at == c].sum(axis=1)
+    for c, ((k, clock, cls), r) in enumerate(classes.iterrows()):
+        out.append(_row(("all", d.task_types[k], clock, ""), f"success_given_misses_{('0', '1', '2+')[cls]}",
+                        r["y"] / r["n"], y_rep[:, c] / r["n"], a))
     return out
 
 
@@ -109,13 +184,14 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
     if st is None or not len(st) or "window_close" not in st:
         return []
     keys = ["model", "task_type", "clock"]
-    w = st[st["window_close"].notna() & (st["clock"].astype(str) != "paused")]
-    f = pd.DataFrame({k: w[k].astype(str).to_numpy() for k in keys})
+    # the key columns as they are (strings or categories): a str copy of millions of rows costs seconds
+    w = st[st["window_close"].notna() & (st["clock"] != "paused").to_numpy(bool)]
+    f = w[keys].reset_index(drop=True)
     f["early"] = w["too_early"].fillna(False).to_numpy(bool)
     f["silent"] = w["no_action"].to_numpy(bool)
     f["late_or_silent"] = w["too_late"].fillna(False).to_numpy(bool) | f["silent"].to_numpy()
-    obs = f.groupby(keys).agg(n=("early", "size"), early=("early", "mean"), late_or_silent=("late_or_silent", "mean"),
-                              silent=("silent", "mean"))
+    obs = f.groupby(keys, observed=True).agg(n=("early", "size"), early=("early", "mean"),
+                                             late_or_silent=("late_or_silent", "mean"), silent=("silent", "mean"))
     out = []
     for j, r in enumerate(res._deriver.rows.itertuples()):
         key = (r.model, r.task_type, r.clock)
@@ -134,33 +210,47 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
 
 
 def _latency_groups(st) -> dict:
-    # zero latencies floored as the fit floors them (metrics.floored_log_latency), not dropped
-    unit = st["time_unit"].astype(str).to_numpy()
-    x = floored_log_latency(st["latency"].to_numpy(float), unit)
+    # zero latencies floored as the fit floors them (metrics.floored_log_latency), not dropped; units
+    # as integer codes (np.unique over millions of unit strings costs seconds)
+    unit_code, _ = pd.factorize(st["time_unit"])
+    x = floored_log_latency(st["latency"].to_numpy(float), unit_code)
     acted = ~np.isnan(x)
-    frame = pd.DataFrame({"model": st["model"].astype(str), "task_type": st["task_type"].astype(str),
-                          "unit": unit, "x": x})[acted]
-    return {k: g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "unit"])}
+    frame = st.loc[acted, ["model", "task_type", "time_unit"]].assign(x=x[acted])
+    return {tuple(map(str, k)): g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "time_unit"],
+                                                                           observed=True)}
 
 
-def _replicate_acted(mu, sd, nu, pi, n: int, n_cens: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted replicated log-latencies with removed entries at +inf, kept count per draw)."""
+def replicate_quantiles(mu, sd, nu, pi, n: int, n_cens: int, qs, rng) -> dict[float, np.ndarray]:
+    """Per draw, the replicated q-quantiles (for each q in ``qs``) of a cell's acted log-latencies.
+
+    The replicate: n decisions; a Binomial(n, π) of them silent by the mode; the other m iid from the
+    fitted family (normal, or Student-t with ν per draw); of those, the largest stand in for the rest
+    of the ``n_cens`` logged silences (censored), so ``keep = n − max(k_mode, n_cens)`` are seen; the
+    statistic is the linearly interpolated q-quantile of the ``keep`` smallest. Only two order
+    statistics of the m draws enter it, and those are drawn exactly without drawing the other
+    m − 2 (David & Nagaraja 2003, ch. 2): U_(r) ~ Beta(r, m − r + 1) and, given it,
+    U_(r+1) = U_(r) + (1 − U_(r))·Beta(1, m − r); X = F⁻¹(U). Cost per cell is O(draws), not
+    O(draws × n), so the check is flat in the number of decisions (10^6 episodes: millions per cell)."""
+    from scipy.special import ndtri, stdtrit
+
     D = len(mu)
-    z = rng.standard_normal((D, n)) if nu is None else rng.standard_t(nu[:, None], (D, n))
-    sim = mu[:, None] + sd[:, None] * z
-    k_mode = rng.binomial(n, pi) if pi is not None else np.zeros(D, dtype=int)
-    sim[np.arange(n)[None, :] < k_mode[:, None]] = np.inf  # mode silences (iid: the first k_mode)
-    keep = n - np.maximum(k_mode, n_cens)  # the largest latencies stand in for the other silences
-    return np.sort(sim, axis=1), np.maximum(keep, 1)
-
-
-def _quantile_of_first(s: np.ndarray, keep: np.ndarray, q: float) -> np.ndarray:
-    """Per row, the q-quantile (linear) of its first ``keep`` entries."""
-    pos = q * (keep - 1)
-    lo = np.floor(pos).astype(int)
-    hi = np.minimum(lo + 1, keep - 1)
-    r = np.arange(len(s))
-    return s[r, lo] + (pos - lo) * (s[r, hi] - s[r, lo])
+    k_mode = rng.binomial(n, pi) if pi is not None else np.zeros(D, dtype=np.int64)
+    m = n - k_mode
+    keep = np.maximum(n - np.maximum(k_mode, n_cens), 1)
+    out = {}
+    for q in qs:
+        pos = q * (keep - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, keep - 1)
+        r = lo + 1  # 1-based rank of the lower order statistic among the m
+        u_lo = rng.beta(r, np.maximum(m - r + 1, 1))
+        u_hi = u_lo + (1 - u_lo) * rng.beta(1, np.maximum(m - r, 1))
+        u_hi = np.where(hi > lo, u_hi, u_lo)
+        u = np.clip(np.stack([u_lo, u_hi]), np.finfo(float).tiny, 1 - np.finfo(float).eps)
+        z = ndtri(u) if nu is None else stdtrit(nu[None, :], u)
+        x = mu[None, :] + sd[None, :] * z
+        out[q] = x[0] + (pos - lo) * (x[1] - x[0])
+    return out
 
 
 def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
@@ -179,11 +269,50 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
             continue
         n_cens = int(d.censored.loc[d.censored["cell"] == c.Index, "count"].sum())
         pi = p.silence[idx, c.m] if p.silence is not None else None
-        s, keep = _replicate_acted(p.mu[idx, c.u, c.m, c.k], p.sigma[idx, c.u, c.m, c.k], nu, pi,
-                                   len(x) + n_cens, n_cens, rng)
+        rep = replicate_quantiles(p.mu[idx, c.u, c.m, c.k], p.sigma[idx, c.u, c.m, c.k], nu, pi,
+                                  len(x) + n_cens, n_cens, QUANTILES.values(), rng)
         for name, q in QUANTILES.items():
-            out.append(_row((key[0], key[1], "all", key[2]), name, float(np.quantile(x, q)),
-                            _quantile_of_first(s, keep, q), a))
+            out.append(_row((key[0], key[1], "all", key[2]), name, float(np.quantile(x, q)), rep[q], a))
+    return out
+
+
+#: fewest correct and fewest wrong acted decisions for a cell's latency-by-correctness check
+MIN_PER_LABEL = 5
+
+
+def _latency_by_correctness_rows(res, n_rep: int, rng, a: float) -> list:
+    """Labelled data: per latency cell, mean log-latency of content-correct acted decisions minus
+    that of wrong ones. The model makes latency independent of correctness within a cell, so under
+    it the labels are exchangeable over the cell's latencies: the statistic's predictive
+    distribution given the observed latencies is the permutation distribution, mean 0 and SD
+    s·√(1/n_c + 1/n_w) (s = the cell's SD), drawn here as its normal limit (a conditional
+    predictive check; it needs no latency family, so it also holds for the t fit)."""
+    d, st = res.data, res.steps
+    if st is None or not len(st) or "correct_at_obs" not in st:
+        return []
+    label = st["correct_at_obs"]
+    known = label.notna().to_numpy(bool)
+    if not known.any():
+        return []
+    unit_code, _ = pd.factorize(st["time_unit"])
+    x = floored_log_latency(st["latency"].to_numpy(float), unit_code)
+    use = known & ~np.isnan(x)
+    frame = st.loc[use, ["model", "task_type", "time_unit"]].assign(
+        x=x[use], right=label[use].to_numpy(bool))
+    informative = {(d.models[c.m], d.task_types[c.k], d.units[c.u]) for c in d.latency.itertuples()
+                   if getattr(c, "informative", True)}
+    out = []
+    for key, g in frame.groupby(["model", "task_type", "time_unit"], observed=True):
+        key = tuple(map(str, key))
+        right = g["right"].to_numpy()
+        n_c, n_w = int(right.sum()), int((~right).sum())
+        sd = float(np.std(g["x"].to_numpy(), ddof=1)) if len(g) > 1 else 0.0
+        if key not in informative or min(n_c, n_w) < MIN_PER_LABEL or not sd > 0:
+            continue
+        xv = g["x"].to_numpy()
+        observed = float(xv[right].mean() - xv[~right].mean())
+        rep = rng.normal(0.0, sd * np.sqrt(1 / n_c + 1 / n_w), n_rep)
+        out.append(_row((key[0], key[1], "all", key[2]), "latency_correct_minus_wrong", observed, rep, a))
     return out
 
 
@@ -195,7 +324,8 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     sub = p.take(idx)
     draws = res._deriver.compute(sub)
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
-            + _timing_share_rows(res, draws, rng, a) + _latency_rows(res, p, idx, rng, a))
+            + _timing_share_rows(res, draws, rng, a) + _latency_rows(res, p, idx, rng, a)
+            + (_latency_by_correctness_rows(res, len(idx), rng, a) if kind == "posterior" else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
     f["extreme"] = (f["p_value"] < 0.025) | (f["p_value"] > 0.975)

@@ -131,16 +131,44 @@ def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs) 
 
 def rows_of(d: ModelData) -> pd.DataFrame:
     """The decomposition rows: model × task_type × timed clock present; paused-only cells get one
-    ``paused`` row. Columns: model, task_type, clock, m, k, n_episodes, success_rate."""
+    ``paused`` row. Columns: model, task_type, clock, m, k, n_episodes, success_rate, episodes
+    (index labels). Sorted by (m, k, clock); one pass over integer codes (a pandas group-by that takes
+    the whole frame per group costs seconds at 10^6 episodes)."""
     e = d.episodes
+    m, k = e["m"].to_numpy(np.int64), e["k"].to_numpy(np.int64)
+    timed = e["timed"].to_numpy(bool)
+    codes, names = pd.factorize(e["clock"])
+    names = [str(x) for x in names]
+    if "paused" not in names:
+        names.append("paused")
+    cell = m * (int(k.max(initial=0)) + 1) + k
+    cell_timed = np.bincount(cell, weights=timed.astype(float)) > 0
+    # a timed episode's row is its clock; in a cell without timed episodes, one paused row
+    row_clock = np.where(timed, codes, np.where(cell_timed[cell], -1, names.index("paused")))
+    alpha = np.argsort(np.argsort(names))  # clocks in alphabetical order, as a sorted group-by had them
+    pos = np.flatnonzero(row_clock >= 0)
+    pos = pos[np.lexsort((alpha[row_clock[pos]], k[pos], m[pos]))]  # stable: index order within a row
+    key = np.column_stack([m[pos], k[pos], row_clock[pos]])
+    starts = np.flatnonzero(np.r_[True, (key[1:] != key[:-1]).any(axis=1)])
+    ends = np.r_[starts[1:], len(pos)]
+    y = e["y"].to_numpy(float)
+    labels = e.index.to_numpy()
     out = []
-    for (m, k), g in e.groupby(["m", "k"], sort=True):
-        timed = g[g["timed"]]
-        groups = timed.groupby("clock", sort=True) if len(timed) else [("paused", g)]
-        for clock, gg in groups:
-            out.append((d.models[m], d.task_types[k], clock, m, k, len(gg), gg["y"].mean(), gg.index.to_numpy()))
+    for a, b in zip(starts, ends):
+        mm, kk, cc = key[a]
+        sel = pos[a:b]
+        out.append((d.models[mm], d.task_types[kk], names[cc], int(mm), int(kk), len(sel), float(y[sel].mean()),
+                    labels[sel]))
     return pd.DataFrame(out, columns=["model", "task_type", "clock", "m", "k", "n_episodes", "success_rate",
                                       "episodes"])
+
+
+def _distinct_rows(columns) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct rows of the stacked ``columns``, each row's index into them), by hashing (np.unique
+    with axis=0 sorts row views: seconds over 240 rows × thousands of episodes)."""
+    codes, uniques = pd.MultiIndex.from_arrays([np.asarray(c) for c in columns]).factorize()
+    return np.column_stack([uniques.get_level_values(j).to_numpy(float) for j in range(len(columns))]), \
+        codes.astype(np.int64)
 
 
 def censor_points(d: ModelData) -> dict[tuple[int, int, int], float]:
@@ -179,35 +207,54 @@ def _miss_probs(mu, sigma, lo, hi, nu=None):
     return student_t.cdf(z_lo, nu[:, None]), student_t.sf(z_hi, nu[:, None])
 
 
-#: the most memory :class:`Deriver` keeps for the capability of every episode group (draws × groups)
+#: the most memory :class:`Deriver` keeps for the capability of every row's timing classes
+#: (draws × classes; :meth:`Deriver._capability_by_class`)
 CAPABILITY_CACHE_BYTES = 256 * 2**20
+
+
+@dataclass
+class RowStructure:
+    """One row's episodes grouped twice: by what capability depends on (item, length: ``A`` classes)
+    and by what timing depends on (time unit and the count of decisions in each window: ``B``
+    classes). ``weight`` (A × B, sparse) is the share of the row's episodes in each pair, so
+    ``p_success = Σ_ab weight_ab · p_cap_a · keep_b``: capability and timing are combined per
+    episode (longer episodes can be both harder and more exposed to misses), yet the capability,
+    the costly part, is computed once per ``A`` class and reduced to ``B`` classes once per set of
+    draws, whatever the λ or latency swap."""
+
+    items: np.ndarray  # (A,)
+    xs: np.ndarray  # (A,)
+    weight: object  # scipy.sparse (A, B)
+    class_weight: np.ndarray  # (B,) share of the row's episodes per timing class
+    units: np.ndarray  # the row's distinct time units
+    class_unit: np.ndarray  # (B,) time unit of each timing class
+    #: per time unit: (unit, (window opens, closes), pattern (B_u, W_u) decisions per window, B indices)
+    per_unit: list | None
 
 
 class Deriver:
     """Vectorised derived quantities for one dataset; reused across λ and swap scenarios.
 
-    A row's episodes are grouped by what their probabilities depend on: item and length (capability)
-    and, per time unit, the count of decisions in each distinct window (timing). Then
-    ``p_capable = Σ_g w_g p_cap_g`` and ``p_success = Σ_g w_g p_cap_g T_g``: capability and timing
-    are combined per episode group, so ``p_timely = p_success / p_capable`` is P(no fatal miss |
-    capable) even when longer episodes are both harder and more exposed to misses.
+    A row's episodes are grouped by what their probabilities depend on (:class:`RowStructure`).
+    ``p_capable = Σ_a w_a p_cap_a`` and ``p_success = Σ_ab w_ab p_cap_a T_b``, so ``p_timely =
+    p_success / p_capable`` is P(no fatal miss | capable) even when longer episodes are both harder
+    and more exposed to misses.
     """
 
     def __init__(self, d: ModelData):
         self.d = d
         self.rows = rows_of(d)
-        self._ew = d.episode_windows
-        self._row_cache = [self._row_structure(r) for r in self.rows.itertuples()]
+        self._row_windows = self._windows_by_row()
+        self._row_cache = [self._row_structure(r, w) for r, w in zip(self.rows.itertuples(), self._row_windows)]
         lat = d.latency
         flat = lat[~lat["informative"]] if "informative" in lat else lat.iloc[:0]
         #: (m, k, u) latency cells with (nearly) constant latencies: P(miss) from the logged misses
         self.uninformative = {tuple(x) for x in flat[["m", "k", "u"]].to_numpy()}
         self.rows["latency_informative"] = [
-            not any((r.m, r.k, u) in self.uninformative for u in np.unique(d.episodes.loc[r.episodes, "u"]))
-            for r in self.rows.itertuples()]
+            not any((r.m, r.k, u) in self.uninformative for u in s.units)
+            for r, s in zip(self.rows.itertuples(), self._row_cache)]
         self._logged_q: dict = {}
         self._caps: tuple | None = None
-        self._cap_args = [(r.m, r.k, items, xs) for r, (items, xs, _, _) in zip(self.rows.itertuples(), self._row_cache)]
         self._censor = censor_points(d)
 
     def logged_miss_draws(self, m: int, k: int, clock: str, u: int, S: int) -> np.ndarray:
@@ -224,9 +271,35 @@ class Deriver:
             self._logged_q[key] = rng.beta(1 + miss, 1 + n - miss, size=S)
         return self._logged_q[key]
 
-    def _row_structure(self, r):
-        """(item, x, weight) of the row's episode groups and, for a timed row, per unit
-        ``(unit, (window opens, closes), pattern (G, W), group of each pattern row)``."""
+    def _windows_by_row(self) -> list[pd.DataFrame]:
+        """Each row's slice of ``episode_windows`` (ep, wid, count), split in one pass (a filter per
+        row costs minutes at 10^6 episodes)."""
+        d, ew = self.d, self.d.episode_windows
+        row_of = np.full(len(d.episodes), -1, dtype=np.int64)
+        for j, eps in enumerate(self.rows["episodes"]):
+            row_of[d.episodes.index.get_indexer(eps)] = j
+        at = d.episodes.index.get_indexer(ew["ep"].to_numpy())
+        ew_row = np.where(at >= 0, row_of[at], -1)
+        order = np.argsort(ew_row, kind="stable")
+        bounds = np.searchsorted(ew_row[order], np.arange(len(self.rows) + 1))
+        return [ew.iloc[order[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
+
+    def modal_unit(self) -> np.ndarray:
+        """Per row, the time unit most of its episodes use (the smallest code on a tie)."""
+        return np.array([int(np.argmax(np.bincount(s.class_unit, weights=s.class_weight))) for s in self._row_cache])
+
+    def median_close(self) -> np.ndarray:
+        """Per row, the median window close over its decisions (NaN for a row without windows)."""
+        close = self.d.windows["close"]
+        out = np.full(len(self.rows), np.nan)
+        for j, w in enumerate(self._row_windows):
+            if len(w):
+                out[j] = float(np.median(np.repeat(close.loc[w["wid"]].to_numpy(float), w["count"].to_numpy())))
+        return out
+
+    def _row_structure(self, r, ew: pd.DataFrame) -> RowStructure:
+        from scipy.sparse import coo_matrix
+
         d = self.d
         eps = np.asarray(r.episodes)
         ep = d.episodes.loc[eps]
@@ -234,40 +307,45 @@ class Deriver:
         wids_all = d.windows.index.to_numpy()
         C = np.zeros((len(eps), len(wids_all)))
         if r.clock != "paused":
-            ew = self._ew[self._ew["ep"].isin(eps)]
             if len(ew):
                 np.add.at(C, (pd.Index(eps).get_indexer(ew["ep"].to_numpy()),
                               pd.Index(wids_all).get_indexer(ew["wid"].to_numpy())), ew["count"].to_numpy(float))
-        key = np.column_stack([ep["i"].to_numpy(float), ep["x"].to_numpy(float), units.astype(float), C])
-        groups, inverse, weight = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-        items, xs, gu = groups[:, 0].astype(np.int64), groups[:, 1], groups[:, 2].astype(np.int64)
+        cap_key, a_of = _distinct_rows([ep["i"].to_numpy(float), ep["x"].to_numpy(float)])
+        tim_key, b_of = _distinct_rows([units.astype(float), *C.T])
+        weight = coo_matrix((np.full(len(eps), 1.0 / len(eps)), (a_of, b_of)),
+                            shape=(len(cap_key), len(tim_key))).tocsr()  # duplicates summed
+        class_weight = np.bincount(b_of, minlength=len(tim_key)) / len(eps)
+        gu = tim_key[:, 0].astype(np.int64)
+        structure = RowStructure(cap_key[:, 0].astype(np.int64), cap_key[:, 1], weight, class_weight,
+                                 np.unique(gu), gu, None)
         if r.clock == "paused":
-            return items, xs, weight / weight.sum(), None
-        per_unit = []
+            return structure
+        structure.per_unit = []
         for u in np.unique(gu):
             in_unit = (d.windows["u"] == u).to_numpy()
             # window bounds as arrays here, once, not looked up per λ and swap in compute()
             bounds = (d.windows["open"].to_numpy(float)[in_unit], d.windows["close"].to_numpy(float)[in_unit])
             wids = d.windows.index[in_unit].to_numpy()
             sel = np.flatnonzero(gu == u)
-            per_unit.append((u, bounds, groups[sel][:, 3 + wids], sel))
-        return items, xs, weight / weight.sum(), per_unit
+            structure.per_unit.append((u, bounds, tim_key[sel][:, 1 + wids], sel))
+        return structure
 
-    def _capability(self, p: ParamDraws, j: int) -> np.ndarray:
-        """Row ``j``'s (S, G) P(capable) of its episode groups. The same for every λ and swap, so
-        kept per set of draws (counterfactual grids call :meth:`compute` dozens of times) when all
-        rows fit in :data:`CAPABILITY_CACHE_BYTES`; otherwise computed as needed (at leaderboard
-        scale all rows are draws × 77k groups: gigabytes)."""
+    def _capability_by_class(self, p: ParamDraws, j: int) -> np.ndarray:
+        """Row ``j``'s (S, B): Σ_a w_ab P(capable)_a per timing class b. The same for every λ and
+        swap, so kept per set of draws (counterfactual grids call :meth:`compute` dozens of times)
+        when all rows fit in :data:`CAPABILITY_CACHE_BYTES`; otherwise recomputed."""
         if self._caps is None or self._caps[0] is not p:
-            fits = p.n * sum(len(a[2]) for a in self._cap_args) * 8 <= CAPABILITY_CACHE_BYTES
+            fits = p.n * sum(len(s.class_weight) for s in self._row_cache) * 8 <= CAPABILITY_CACHE_BYTES
             self._caps = (p, {} if fits else None)
         kept = self._caps[1]
         if kept is not None and j in kept:
             return kept[j]
-        cap = capable_probability(p, self.d, *self._cap_args[j])
+        r, s = self.rows.iloc[j], self._row_cache[j]
+        cap = capable_probability(p, self.d, int(r["m"]), int(r["k"]), s.items, s.xs)  # (S, A)
+        by_class = np.asarray((s.weight.T @ cap.T).T)  # sparse (B, A) @ (A, S): O(S × nonzeros)
         if kept is not None:
-            kept[j] = cap
-        return cap
+            kept[j] = by_class
+        return by_class
 
     def _timing_split(self, p: ParamDraws, r, u: int, bounds, lat_m: int, log_lam: float):
         """(P(early), P(late), P(silent)), (S, W) each, for row ``r``'s windows (``bounds`` = their
@@ -292,18 +370,18 @@ class Deriver:
         n, S = len(self.rows), p.n
         out = {q: np.empty((n, S)) for q in QUANTITIES}
         log_lam = np.log(lam)
-        for j, (r, (items, xs, w, per_unit)) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
-            cap = self._capability(p, j)  # (S, G)
-            p_cap = cap @ w
+        for j, (r, s) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
+            cap_b = self._capability_by_class(p, j)  # (S, B)
+            p_cap = cap_b.sum(axis=1)
             nan = np.full(S, np.nan)
-            if per_unit is None:
+            if s.per_unit is None:
                 p_s, on, early, late, silent = p_cap, nan, nan, nan, nan
             else:
                 lat_m = swap.get(r.m, r.m) if swap else r.m
-                keep = np.ones((S, len(w)))  # P(no fatal miss) per group
+                keep = np.ones((S, len(s.class_weight)))  # P(no fatal miss) per timing class
                 early, late, silent = np.zeros(S), np.zeros(S), np.zeros(S)
                 n_dec = 0.0
-                for u, (w_open, w_close), pattern, sel in per_unit:
+                for u, (w_open, w_close), pattern, sel in s.per_unit:
                     if (r.m, r.k, u) in self.uninformative:
                         # constant latencies: no distribution to scale; every window misses with the
                         # logged rate (counted as late), whatever λ or the latency swap
@@ -317,12 +395,12 @@ class Deriver:
                     # episode group does not have; e^-37 per miss is zero for every purpose
                     log_keep = np.log1p(-np.minimum(p.fatality[:, r.k][:, None] * q, 1 - 1e-16))  # (S, W)
                     keep[:, sel] = np.exp(log_keep @ pattern.T)
-                    dec = pattern.T @ w[sel]  # expected decisions per window (per row episode)
+                    dec = pattern.T @ s.class_weight[sel]  # expected decisions per window (per row episode)
                     early += pe @ dec
                     late += pl @ dec
                     silent += silent_w @ dec
                     n_dec += dec.sum()
-                p_s = (cap * keep) @ w
+                p_s = (cap_b * keep).sum(axis=1)
                 if n_dec > 0:
                     early, late, silent = early / n_dec, late / n_dec, silent / n_dec
                     on = 1.0 - early - late - silent
@@ -331,7 +409,7 @@ class Deriver:
             with np.errstate(invalid="ignore", divide="ignore"):
                 p_t = np.where(p_cap > 0, p_s / p_cap, 1.0)
                 share = np.where(p_s < 1.0, (p_cap - p_s) / np.maximum(1.0 - p_s, 1e-300), 0.0)
-            if per_unit is None:
+            if s.per_unit is None:
                 p_t, share = np.ones(S), np.zeros(S)
             for q, v in zip(QUANTITIES, (p_s, p_cap, p_t, share, on, early, late, silent)):
                 out[q][j] = v

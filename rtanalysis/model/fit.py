@@ -44,16 +44,38 @@ def _as_frames(data):
     raise TypeError(f"fit() needs a LoadResult, (episodes, steps) frames or path(s); got {type(data).__name__}")
 
 
+#: rows per piece when hashing a text column (bounds the memory of its str copy)
+HASH_CHUNK_ROWS = 1_000_000
+
+
+def _column_digest(col: pd.Series) -> bytes:
+    """Row hashes of one column. Numbers and booleans as float64 (NaN for missing), so the same
+    values hash alike whatever the dtype a loader gave them (int64, Int64, boolean, float); the rest
+    as text, a piece at a time."""
+    numeric = (pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col)
+               or (col.dtype == object and pd.api.types.infer_dtype(col, skipna=True)
+                   in ("boolean", "integer", "floating", "mixed-integer-float")))
+    if numeric:
+        values = col.astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+        return pd.util.hash_array(values).tobytes()
+    return b"".join(pd.util.hash_pandas_object(col.iloc[i:i + HASH_CHUNK_ROWS].astype(str), index=False)
+                    .to_numpy().tobytes() for i in range(0, len(col), HASH_CHUNK_ROWS))
+
+
 def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
-    """sha256 of the episodes and steps frames sorted by their keys (independent of file order)."""
+    """sha256 of the episodes and steps frames sorted by their keys (independent of file order),
+    column by column: no copy of a whole frame (at 10^6 episodes a str copy of the steps held
+    gigabytes and took minutes)."""
     h = hashlib.sha256()
     ekeys = ["run_id", "episode_id"]
     for frame, keys in ((episodes, ekeys), (steps, ekeys + ["step"])):
         keys = [k for k in keys if k in frame.columns]
-        f = frame.sort_values(keys).reset_index(drop=True) if keys else frame
-        f = f.drop(columns=[c for c in ("source_file", "source_line") if c in f.columns])
-        h.update(",".join(map(str, f.columns)).encode())
-        h.update(pd.util.hash_pandas_object(f.astype(str), index=False).to_numpy().tobytes())
+        order = (frame[keys].reset_index(drop=True).sort_values(keys, kind="stable").index.to_numpy() if keys
+                 else np.arange(len(frame)))
+        columns = [c for c in frame.columns if c not in ("source_file", "source_line")]
+        h.update(",".join(map(str, columns)).encode())
+        for c in columns:
+            h.update(_column_digest(frame[c].iloc[order].reset_index(drop=True)))
     return h.hexdigest()
 
 
@@ -199,6 +221,12 @@ class FitResult:
             self._cache["draws"] = self._deriver.compute(self._params, lam, swap)
         return self._cache["draws"]
 
+    def _median_latency(self) -> np.ndarray:
+        """Per row, the posterior mean of exp(μ) in the row's usual time unit."""
+        p, rows = self._params, self._deriver.rows
+        return np.array([float(np.exp(p.mu[:, u, m, k]).mean())
+                         for u, m, k in zip(self._deriver.modal_unit(), rows["m"], rows["k"])])
+
     def _rows(self) -> pd.DataFrame:
         return self._deriver.rows.drop(columns=["episodes", "m", "k"])
 
@@ -218,13 +246,10 @@ class FitResult:
         for q in ("share_timing", "share_timing_lo", "share_timing_hi"):
             out.loc[out["clock"] == "paused", q] = 0.0
         out["diagnostics_ok"] = bool(self.diagnostics["ok"])
-        p = self._params
         rows = self._deriver.rows
-        out["fatality"] = p.fatality.mean(axis=0)[rows["k"].to_numpy()]
-        unit = [self.data.episodes.loc[e, "u"].mode().iloc[0] for e in rows["episodes"]]
-        out["median_latency"] = [float(np.exp(p.mu[:, u, m, k]).mean()) for u, m, k in
-                                 zip(unit, rows["m"], rows["k"])]
-        out["time_unit"] = [self.data.units[u] for u in unit]
+        out["fatality"] = self._params.fatality.mean(axis=0)[rows["k"].to_numpy()]
+        out["median_latency"] = self._median_latency()
+        out["time_unit"] = [self.data.units[u] for u in self._deriver.modal_unit()]
         extra = [c for c in out.columns if c not in DECOMPOSITION_COLUMNS]
         return out[DECOMPOSITION_COLUMNS + extra].reset_index(drop=True)
 
@@ -295,13 +320,8 @@ class FitResult:
         lambdas = np.exp(np.linspace(np.log(0.1), np.log(10), 21)) if lambdas is None else lambdas
         rows = self._rows()
         timed = (rows["clock"] != "paused").to_numpy()
-        R = self._deriver.rows
-        med = self.decomposition()["median_latency"].to_numpy()
-        closes = []
-        for eps in R["episodes"]:
-            ew = self.data.episode_windows
-            w = ew[ew["ep"].isin(eps)].merge(self.data.windows, on="wid")
-            closes.append(float(np.median(np.repeat(w["close"], w["count"]))) if len(w) else np.nan)
+        med = self._median_latency()
+        closes = self._deriver.median_close()
         parts = []
         for lam in lambdas:
             dr = self._draws(float(lam))
@@ -319,6 +339,13 @@ class FitResult:
 
         return predictive_check(self, self._params, self.seed if seed is None else seed, "posterior",
                                 self.ci_prob if ci_prob is None else ci_prob)
+
+    def ppc_flags(self, seed: int | None = None) -> pd.DataFrame:
+        """Which families of :meth:`ppc` are flagged: more extreme cells than chance gives
+        (:func:`.checks.family_flags`), with what a flag points at."""
+        from .checks import family_flags
+
+        return family_flags(self.ppc(seed=seed))
 
     def prior_predictive(self, draws: int = 500, seed: int | None = None) -> pd.DataFrame:
         """Same table as :meth:`ppc`, from draws of the prior."""

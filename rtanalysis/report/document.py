@@ -9,6 +9,7 @@ import pandas as pd
 from .. import metrics as m
 from .. import plots, tables
 from ..model.assumptions import assumptions_for
+from ..model.checks import family_flags
 from ..model.harmony import harmony
 from . import content
 
@@ -62,6 +63,11 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
         out["prior_sensitivity"] = (ps, "Power-scaling sensitivity (arviz_stats; Kallioinen et al. 2024) of "
                                         "share_timing and p_timely per timed row: flagged (threshold 0.05) where "
                                         "the prior moves the posterior (diagnosis as arviz_stats' psense_summary).")
+    flags = family_flags(frames.get("ppc"))
+    if len(flags):
+        out["ppc_flags"] = (flags, "Posterior predictive checks per family: cells checked (rows), cells extreme "
+                                   "(p < 0.025 or > 0.975), the number chance gives (5 %), the binomial p of that "
+                                   "many extremes, and whether the family is flagged (p ≤ 0.05).")
     comps = comparison_rows(fit, dec, ci_prob) if fit is not None and dec is not None else []
     if comps:
         out["comparisons"] = (tables.comparison_table(comps),
@@ -117,7 +123,7 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     if warn:
         blocks.append({"kind": "warning", "text": warn})
     blocks += notes_blocks(diag)
-    blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest)
+    blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest, frames.get("ppc"))
     blocks += headline_blocks(ep, frames, fit, ci_prob, warn)
     for task_type in sorted(ep["task_type"].unique()):
         blocks += task_type_blocks(task_type, ep, metrics, frames, ci_prob)
@@ -174,7 +180,7 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -
     return blocks
 
 
-def methods_blocks(load_result, fit, ci_prob: float, seed, data_digest: str) -> list[dict]:
+def methods_blocks(load_result, fit, ci_prob: float, seed, data_digest: str, ppc=None) -> list[dict]:
     ep, steps = load_result.episodes, load_result.steps
     clocks = ", ".join(f"{c} ({(ep['clock'] == c).sum()})" for c in ("paused", "wall", "step") if (ep["clock"] == c).any())
     text = (f"**Data.** {load_result.n_read} episode records read from {len(load_result.files)} file(s); "
@@ -183,6 +189,8 @@ def methods_blocks(load_result, fit, ci_prob: float, seed, data_digest: str) -> 
             f"{ep['task_type'].nunique()} task type(s); episodes per clock: {clocks}. Data hash `{data_digest}`.")
     blocks = [{"kind": "h2", "text": "Methods"}, {"kind": "p", "text": text}]
     blocks += model_blocks(fit, ci_prob, seed)
+    if fit is not None:
+        blocks += check_blocks(ppc)
     versions = ", ".join(f"{k} {v}" for k, v in content.package_versions().items())
     blocks.append({"kind": "p", "text": f"**Software.** {versions}. Seed {seed}."})
     return blocks
@@ -212,6 +220,26 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
             f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
             f"{'passed' if d.get('ok', True) else '**failed**'}.")}] + sensitivity_blocks(fit)
+
+
+def check_blocks(ppc) -> list[dict]:
+    """The posterior predictive check families, and which are flagged with what they point at."""
+    flags = family_flags(ppc)
+    if not len(flags):
+        return []
+    flags = flags[flags["kind"] == "posterior"]
+    intro = (f"**Model checks.** Posterior predictive checks (`FitResult.ppc()`) in {len(flags)} families "
+             f"({', '.join(flags['family'].str.replace('_', ' '))}); a family is flagged when more of its cells are "
+             "extreme (p < 0.025 or > 0.975) than chance gives (binomial at 5 %, `tables/ppc_flags.csv`): ")
+    bad = flags[flags["flagged"]]
+    if not len(bad):
+        return [{"kind": "p", "text": intro + "none is flagged."}]
+    items = [f"{r.family.replace('_', ' ')}: {r.extreme_rows} of {r.rows} cells extreme ({r.expected:.1f} expected, "
+             f"p = {r.p_value:.2g}) — {r.advice}" for r in bad.itertuples()]
+    text = (intro + f"{len(bad)} flagged. The data show something the model does not represent; intervals "
+            "that rest on it may be too narrow (which misspecification each check catches, and what it does "
+            "to the intervals: `docs/model.md`, Misspecification).")
+    return [{"kind": "p", "text": text}, {"kind": "list", "items": items}]
 
 
 #: at most this many prior-sensitive rows are listed by name
