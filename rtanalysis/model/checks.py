@@ -100,7 +100,7 @@ def family_flags(checks: pd.DataFrame, row_rate: float = ROW_RATE, alpha: float 
     kind = f["kind"] if "kind" in f else pd.Series("posterior", index=f.index)
     out = (f.assign(kind=kind).groupby(["kind", "family"], sort=False)
            .agg(rows=("extreme", "size"), extreme_rows=("extreme", "sum")).reset_index())
-    out["expected"] = out["rows"] * row_rate
+    out["expected"] = (out["rows"] * row_rate).round(6)
     out["p_value"] = binom.sf(out["extreme_rows"] - 1, out["rows"], row_rate)
     out["flagged"] = (out["extreme_rows"] > 0) & (out["p_value"] <= alpha)
     out["advice"] = [family_advice(x) if flag else "" for x, flag in zip(out["family"], out["flagged"])]
