@@ -123,3 +123,28 @@ def test_capability_kept_or_recomputed_gives_the_same_draws(sim_data, monkeypatc
     assert der._caps[1] is None  # nothing kept under a zero budget
     for q in derived.QUANTITIES:
         np.testing.assert_array_equal(kept[q], again[q])
+
+
+def test_near_close_share_equals_per_decision_brute_force(sim_data):
+    """The predicted share of windowed decisions acting in the last 10 % before the close, grouped
+    and vectorised, equals (1 − π)·P(0.9·close < L ≤ close) summed one episode's windows at a time."""
+    _, d = sim_data
+    p = _random_params(d, np.random.default_rng(4))
+    der = Deriver(d)
+    got = der.near_close_share(p, 0.1)
+    checked = 0
+    for j, r in enumerate(der.rows.itertuples()):
+        if r.clock == "paused":
+            assert np.isnan(got[j]).all()
+            continue
+        ew = d.episode_windows[d.episode_windows["ep"].isin(r.episodes)].merge(d.windows, left_on="wid",
+                                                                               right_index=True)
+        num, n = np.zeros(S), 0.0
+        for w in ew.itertuples():
+            mu, sd = p.mu[:, int(w.u), r.m, r.k], p.sigma[:, int(w.u), r.m, r.k]
+            inside = norm.cdf((np.log(w.close) - mu) / sd) - norm.cdf((np.log(0.9 * w.close) - mu) / sd)
+            num += w.count * (1 - p.silence[:, r.m]) * inside
+            n += w.count
+        np.testing.assert_allclose(got[j], num / n, rtol=1e-10, atol=1e-14)
+        checked += 1
+    assert checked >= 4

@@ -12,7 +12,9 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   decisions, against the model's p_early, p_late + p_silent and p_silent (p_silent is the share
   logged with no action: the silence mode or a latency past the censor point, one definition with
   the simulator's truth; ``share_silent`` only where the row's latencies are informative, since a
-  constant-latency cell reports its logged misses as late);
+  constant-latency cell reports its logged misses as late); ``share_near_close`` per timed row with
+  informative latencies: the share of windowed decisions acting in the last 10 % of the time to the
+  close (:data:`NEAR_CLOSE`), against (1 − π)·P(0.9·close < L ≤ close);
 * ``latency_correct_minus_wrong`` per latency cell of labelled data: mean log-latency of correct
   minus wrong acted decisions, against its permutation distribution under the model's independence
   of latency and correctness (:func:`_latency_by_correctness_rows`);
@@ -47,6 +49,9 @@ CHECK_FAMILIES = {
                     "latency model (shape, give-up time, or latencies logged as the tick)"),
     "share_late_or_silent": ("timing_shares", None),
     "share_silent": ("timing_shares", None),
+    "share_near_close": ("latency_near_close", "the share of decisions acting just before the window close "
+                         "is not reproduced (an agent that paces itself to the deadline, a harness that cuts "
+                         "thinking off at it, or a latency shape wrong where it matters most)"),
     "log_latency_p10": ("latency_body", "the latency distribution's body does not fit (try "
                         "latency_family='auto' or 't'; a mixture of fast and slow modes)"),
     "log_latency_p50": ("latency_body", None),
@@ -58,6 +63,8 @@ CHECK_FAMILIES = {
                                     "longer helps), which p_timely and the latency counterfactuals assume away "
                                     "(docs/model.md, Assumptions)"),
 }
+#: "near the close": the last 10 % of the time to the window close
+NEAR_CLOSE = 0.1
 #: nominal share of extreme rows (p < 0.025 or > 0.975) in a family when the model is right
 ROW_RATE = 0.05
 FAMILY_ALPHA = 0.05
@@ -178,7 +185,7 @@ def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
     return out
 
 
-def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
+def _timing_share_rows(res, draws: dict, sub: ParamDraws, rng, a: float) -> list:
     """Observed shares of early and late-or-silent windowed decisions per timed row vs the model's."""
     st = res.steps
     if st is None or not len(st) or "window_close" not in st:
@@ -190,8 +197,13 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
     f["early"] = w["too_early"].fillna(False).to_numpy(bool)
     f["silent"] = w["no_action"].to_numpy(bool)
     f["late_or_silent"] = w["too_late"].fillna(False).to_numpy(bool) | f["silent"].to_numpy()
+    lat, close = w["latency"].to_numpy(float), w["window_close"].to_numpy(float)
+    with np.errstate(invalid="ignore"):
+        f["near_close"] = (lat > close * (1 - NEAR_CLOSE)) & (lat <= close)
     obs = f.groupby(keys, observed=True).agg(n=("early", "size"), early=("early", "mean"),
-                                             late_or_silent=("late_or_silent", "mean"), silent=("silent", "mean"))
+                                             late_or_silent=("late_or_silent", "mean"), silent=("silent", "mean"),
+                                             near_close=("near_close", "mean"))
+    near = res._deriver.near_close_share(sub, NEAR_CLOSE)
     out = []
     for j, r in enumerate(res._deriver.rows.itertuples()):
         key = (r.model, r.task_type, r.clock)
@@ -201,6 +213,7 @@ def _timing_share_rows(res, draws: dict, rng, a: float) -> list:
         pred = {"early": draws["p_early"][j], "late_or_silent": draws["p_late"][j] + draws["p_silent"][j]}
         if r.latency_informative:
             pred["silent"] = draws["p_silent"][j]
+            pred["near_close"] = near[j]
         for name, pr in pred.items():
             if not np.isfinite(pr).all():
                 continue
@@ -324,7 +337,7 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     sub = p.take(idx)
     draws = res._deriver.compute(sub)
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
-            + _timing_share_rows(res, draws, rng, a) + _latency_rows(res, p, idx, rng, a)
+            + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a)
             + (_latency_by_correctness_rows(res, len(idx), rng, a) if kind == "posterior" else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])

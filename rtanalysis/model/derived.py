@@ -330,6 +330,27 @@ class Deriver:
             structure.per_unit.append((u, bounds, tim_key[sel][:, 1 + wids], sel))
         return structure
 
+    def near_close_share(self, p: ParamDraws, fraction: float) -> np.ndarray:
+        """(rows, S): expected share of a timed row's windowed decisions that act in the last
+        ``fraction`` of the time to the close, (1 − π)·P(close·(1 − fraction) < L ≤ close), averaged
+        over its windows by decisions; NaN for paused rows and rows with uninformative latencies."""
+        out = np.full((len(self.rows), p.n), np.nan)
+        informative = self.rows["latency_informative"].to_numpy(bool)
+        for j, (r, s) in enumerate(zip(self.rows.itertuples(), self._row_cache)):
+            if s.per_unit is None or not informative[j]:
+                continue
+            num, n_dec = np.zeros(p.n), 0.0
+            pi = p.silence[:, r.m][:, None] if p.silence is not None else 0.0
+            for u, (_, close), pattern, sel in s.per_unit:
+                below, beyond = _miss_probs(p.mu[:, u, r.m, r.k], p.sigma[:, u, r.m, r.k], close * (1 - fraction),
+                                            close, p.nu)
+                dec = pattern.T @ s.class_weight[sel]
+                num += ((1 - pi) * (1 - below - beyond)) @ dec
+                n_dec += dec.sum()
+            if n_dec > 0:
+                out[j] = num / n_dec
+        return out
+
     def _capability_by_class(self, p: ParamDraws, j: int) -> np.ndarray:
         """Row ``j``'s (S, B): Σ_a w_ab P(capable)_a per timing class b. The same for every λ and
         swap, so kept per set of draws (counterfactual grids call :meth:`compute` dozens of times)
