@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rtanalysis.model.calibrate import score_counterfactuals
-from rtanalysis.model.checks import family_flags, predictive_p_value, replicate_quantiles
+from rtanalysis.model.checks import family_flags, is_extreme, predictive_p_value, replicate_quantiles
 
 
 def test_score_counterfactuals_labels_and_coverage():
@@ -108,7 +108,7 @@ def _correctness_rows(preset, seed):
     cols = ["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
             "predicted_hi", "p_value"]
     f = pd.DataFrame(rows, columns=cols)
-    f["extreme"] = (f["p_value"] < 0.025) | (f["p_value"] > 0.975)
+    f["extreme"] = is_extreme(f["p_value"])
     return f
 
 

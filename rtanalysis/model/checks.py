@@ -75,6 +75,11 @@ CHECK_COLUMNS = ["model", "task_type", "clock", "time_unit", "check", "observed"
                  "predicted_hi"]
 
 
+def is_extreme(p_value):
+    """A predictive p-value in either 2.5 % tail."""
+    return (p_value < 0.025) | (p_value > 0.975)
+
+
 def check_family(check: str) -> str:
     """The family of a check name (``success_given_misses_2+`` → ``success_given_misses``)."""
     base = "success_given_misses" if check.startswith("success_given_misses") else check
@@ -102,7 +107,7 @@ def family_flags(checks: pd.DataFrame, row_rate: float = ROW_RATE, alpha: float 
     if "extreme" not in checks:
         if "p_value" not in checks:  # a frame without p-values (written before they existed) flags nothing
             return pd.DataFrame(columns=cols)
-        checks = checks.assign(extreme=(checks["p_value"] < 0.025) | (checks["p_value"] > 0.975))
+        checks = checks.assign(extreme=is_extreme(checks["p_value"]))
     f = checks.assign(family=checks["check"].astype(str).map(check_family))
     kind = f["kind"] if "kind" in f else pd.Series("posterior", index=f.index)
     out = (f.assign(kind=kind).groupby(["kind", "family"], sort=False)
@@ -341,6 +346,6 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
             + (_latency_by_correctness_rows(res, len(idx), rng, a) if kind == "posterior" else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
-    f["extreme"] = (f["p_value"] < 0.025) | (f["p_value"] > 0.975)
+    f["extreme"] = is_extreme(f["p_value"])
     f["kind"] = kind
     return f
