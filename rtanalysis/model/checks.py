@@ -227,11 +227,15 @@ def _timing_share_rows(res, draws: dict, sub: ParamDraws, rng, a: float) -> list
     return out
 
 
-def _latency_groups(st) -> dict:
-    # zero latencies floored as the fit floors them (metrics.floored_log_latency), not dropped; units
-    # as integer codes (np.unique over millions of unit strings costs seconds)
+def log_latency(st) -> np.ndarray:
+    """Log-latency of every decision (NaN without an action), zeros floored as the fit floors them
+    (metrics.floored_log_latency), not dropped; units as integer codes (np.unique over millions of
+    unit strings costs seconds). Computed once per check and shared by the latency checks."""
     unit_code, _ = pd.factorize(st["time_unit"])
-    x = floored_log_latency(st["latency"].to_numpy(float), unit_code)
+    return floored_log_latency(st["latency"].to_numpy(float), unit_code)
+
+
+def _latency_groups(st, x: np.ndarray) -> dict:
     acted = ~np.isnan(x)
     frame = st.loc[acted, ["model", "task_type", "time_unit"]].assign(x=x[acted])
     return {tuple(map(str, k)): g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "time_unit"],
@@ -271,11 +275,11 @@ def replicate_quantiles(mu, sd, nu, pi, n: int, n_cens: int, qs, rng) -> dict[fl
     return out
 
 
-def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
+def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float, x: np.ndarray | None = None) -> list:
     d, st = res.data, res.steps
     if st is None or not len(st):
         return []
-    groups = _latency_groups(st)
+    groups = _latency_groups(st, log_latency(st) if x is None else x)
     nu = p.nu[idx] if getattr(res, "latency_family", "normal") == "t" and p.nu is not None else None
     out = []
     for c in d.latency.itertuples():
@@ -298,7 +302,7 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float) -> list:
 MIN_PER_LABEL = 5
 
 
-def _latency_by_correctness_rows(res, n_rep: int, rng, a: float) -> list:
+def _latency_by_correctness_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None) -> list:
     """Labelled data: per latency cell, mean log-latency of content-correct acted decisions minus
     that of wrong ones. The model makes latency independent of correctness within a cell, so under
     it the labels are exchangeable over the cell's latencies: the statistic's predictive
@@ -312,8 +316,7 @@ def _latency_by_correctness_rows(res, n_rep: int, rng, a: float) -> list:
     known = label.notna().to_numpy(bool)
     if not known.any():
         return []
-    unit_code, _ = pd.factorize(st["time_unit"])
-    x = floored_log_latency(st["latency"].to_numpy(float), unit_code)
+    x = log_latency(st) if x is None else x
     use = known & ~np.isnan(x)
     frame = st.loc[use, ["model", "task_type", "time_unit"]].assign(
         x=x[use], right=label[use].to_numpy(bool))
@@ -341,9 +344,10 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     idx = _thin(p, rng, MAX_REPLICATES)
     sub = p.take(idx)
     draws = res._deriver.compute(sub)
+    x = log_latency(res.steps) if res.steps is not None and len(res.steps) else None
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
-            + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a)
-            + (_latency_by_correctness_rows(res, len(idx), rng, a) if kind == "posterior" else []))
+            + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a, x)
+            + (_latency_by_correctness_rows(res, len(idx), rng, a, x) if kind == "posterior" else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
     f["extreme"] = is_extreme(f["p_value"])
