@@ -58,3 +58,16 @@ def test_subset_of_episodes_with_all_steps():
     for key in KEYS:
         expected = full[key][full[key]["model"] == "mA"].reset_index(drop=True)
         pd.testing.assert_frame_equal(sub[key], expected, check_dtype=False)
+
+
+def test_shared_episode_rows_change_no_table():
+    """compute_all finds each decision's episode once for all tables: every table equals the one
+    its function computes alone, on a simulated dataset and on a subset of its episodes."""
+    from rtanalysis.metrics import METRICS
+    from rtanalysis.simulate import simulate
+
+    res = simulate("mixed", seed=1, tasks=2, seeds=2).load()
+    for episodes in (res.episodes, res.episodes[res.episodes["clock"] != "paused"].reset_index(drop=True)):
+        tables = compute_all(episodes, res.steps)
+        for key, fn in METRICS.items():
+            pd.testing.assert_frame_equal(tables[key], fn(episodes, res.steps, None, 0.95), obj=key)

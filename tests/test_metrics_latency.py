@@ -117,3 +117,29 @@ def test_success_by_latency_bins_the_episode_median_relative_latency():
     lo, hi = wilson([1, 1], [2, 1], 0.9)
     np.testing.assert_allclose(table["success_rate_lo"], lo)
     np.testing.assert_allclose(table["success_rate_hi"], hi)
+
+
+def test_ecdf_thinned_to_exact_points_of_the_full_ecdf():
+    rng = np.random.default_rng(3)
+    sink = EpisodeSink()
+    for e in range(30):  # 30 episodes x 100 decisions; a window on every other decision
+        steps = [{"t_obs": i, "latency": float(lat), **({"window": [0, 1.0]} if i % 2 else {})}
+                 for i, lat in enumerate(np.round(rng.lognormal(-0.5, 0.6, 100), 2))]  # rounded: ties
+        sink.add({"run_id": "r", "episode_id": f"e{e}", "model": "m", "task_type": "t", "clock": "wall",
+                  "success": True, "steps": steps}, "x.jsonl", e + 1)
+    res = sink.finish()
+    full = latency_ecdf(res.episodes, res.steps, max_points=None)
+    thin = latency_ecdf(res.episodes, res.steps, max_points=50)
+    assert len(full) == 3000 and 50 <= len(thin) <= 100
+    # every kept row is a row of the full table: the same point of both ECDFs
+    merged = thin.merge(full, on=list(full.columns), how="left", indicator=True)
+    assert (merged["_merge"] == "both").all()
+    assert thin["latency"].is_monotonic_increasing
+    assert (thin["latency"].min(), thin["latency"].max()) == (full["latency"].min(), full["latency"].max())
+    rel = thin.dropna(subset=["latency_rel"])
+    assert len(rel) >= 50 and rel["ecdf_rel"].max() == 1.0
+    assert rel["latency_rel"].min() == full["latency_rel"].min()
+    # evenly spread: no gap in the latency ECDF wider than about 2/50
+    assert np.diff(np.r_[0, thin["ecdf"]]).max() <= 2 / 49 + 1e-9
+    # a group with fewer decisions than max_points keeps them all
+    assert len(latency_ecdf(res.episodes, res.steps, max_points=5000)) == 3000

@@ -122,6 +122,7 @@ def test_posterior_predictive_check():
     for _, g in given.groupby("task_type"):
         pred = g.set_index("check")["predicted"]
         assert pred["success_given_misses_0"] > pred["success_given_misses_2+"]
+    _check_item_spread(res, ppc)
     # every check has a registered family, and the well-specified toy flags none
     from rtanalysis.model.checks import CHECK_FAMILIES, check_family, family_flags
 
@@ -129,6 +130,30 @@ def test_posterior_predictive_check():
     assert set(ppc["check"].map(check_family)) <= families
     flags = family_flags(ppc)
     assert set(flags["family"]) == set(ppc["check"].map(check_family)) and not flags["flagged"].any(), flags
+
+
+def _check_item_spread(res, ppc):
+    """success_sd_across_items: observed = the episode-weighted SD of item success rates, computed
+    here from the episodes; predicted mean = a per-episode Bernoulli replicate (one draw per episode,
+    no grouping) within Monte Carlo error."""
+    from rtanalysis.model.checks import _weighted_sd
+    from rtanalysis.model.derived import capable_probability
+
+    d, p = res.data, res._params
+    spread = ppc[ppc["check"] == "success_sd_across_items"]
+    assert len(spread) == len(res.decomposition())
+    rng = np.random.default_rng(5)
+    for r in spread.itertuples():
+        m, k = d.models.index(r.model), d.task_types.index(r.task_type)
+        e = d.episodes[(d.episodes["m"] == m) & (d.episodes["k"] == k) & (d.episodes["clock"] == r.clock)]
+        items, item_of = np.unique(e["i"].to_numpy(), return_inverse=True)
+        n = np.bincount(item_of).astype(float)
+        assert r.observed == pytest.approx(float(_weighted_sd(np.bincount(item_of, weights=e["y"]), n)))
+        p_s = (capable_probability(p, d, m, k, e["i"].to_numpy(), e["x"].to_numpy())
+               * (1 - p.fatality[:, [k]]) ** e["M"].to_numpy()[None, :])
+        y = (rng.random(p_s.shape) < p_s).astype(float)
+        rep = _weighted_sd(np.stack([np.bincount(item_of, weights=row, minlength=len(items)) for row in y]), n)
+        assert r.predicted == pytest.approx(rep.mean(), abs=4 * rep.std() / np.sqrt(200)), r
 
 
 def test_frequentist_cross_check_agrees():

@@ -60,3 +60,16 @@ def test_sbc_ranks_are_uniform_on_a_tiny_design():
     pooled = (ranks["rank"] / (ranks["n_post"] + 1)).to_numpy()
     counts = np.bincount(np.minimum((pooled * 5).astype(int), 4), minlength=5)
     assert stats.chisquare(counts).pvalue > 0.001, counts
+
+
+def test_sbc_rank_breaks_ties_at_random():
+    from rtanalysis.model.sbc import sbc_rank
+
+    rng = np.random.default_rng(0)
+    sample = np.zeros((99, 1))  # every draw tied with the truth
+    ranks = np.array([sbc_rank(sample, 0.0, rng)[0] for _ in range(2000)])
+    counts = np.bincount(ranks // 10, minlength=10)  # uniform on 0..99
+    assert counts.min() > 140 and counts.max() < 260
+    # within the tolerance counts as a tie; outside it, the ordinary count
+    assert sbc_rank(np.array([[1e-20], [0.5]]), 0.0, rng, tie=1e-12)[0] in (0, 1)
+    assert sbc_rank(np.array([[0.1], [0.2], [0.9]]), 0.5, rng)[0] == 2

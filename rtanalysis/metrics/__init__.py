@@ -12,7 +12,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ._groups import DEFAULT_BY
+from ._groups import DEFAULT_BY, shared_episode_rows
 from .decomposition import observed_decomposition
 from .intervals import (DEFAULT_CI_PROB, PROPORTION_INTERVALS, beta_posterior, clopper_pearson, clustered_se, jeffreys,
                         proportion_interval, wilson)
@@ -41,7 +41,8 @@ METRICS: dict[str, Callable[[pd.DataFrame, pd.DataFrame, object, float], pd.Data
 def compute_all(episodes: pd.DataFrame, steps: pd.DataFrame, by=None,
                 ci_prob: float = DEFAULT_CI_PROB) -> dict[str, pd.DataFrame]:
     """Every table of :data:`METRICS`, intervals at probability ``ci_prob``, keyed by its stable name."""
-    return {key: fn(episodes, steps, by, ci_prob) for key, fn in METRICS.items()}
+    with shared_episode_rows():
+        return {key: fn(episodes, steps, by, ci_prob) for key, fn in METRICS.items()}
 
 
 def write_metrics(tables: dict[str, pd.DataFrame], out_dir) -> list[Path]:

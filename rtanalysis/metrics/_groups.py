@@ -7,6 +7,8 @@ gets its row (with ``n = 0`` and NaN statistics) in the step-based tables. Missi
 
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -72,11 +74,39 @@ def make_groups(episodes: pd.DataFrame, cols: list[str]) -> Groups:
     return Groups(cols, keys, gid)
 
 
+#: (id(steps), id(episodes)) -> (steps, episodes, rows) inside :func:`shared_episode_rows`, else None
+_EPISODE_ROWS: ContextVar[dict | None] = ContextVar("episode_rows", default=None)
+
+
+@contextlib.contextmanager
+def shared_episode_rows():
+    """Inside the block, each (steps, episodes) pair's decision-to-episode rows are found once and
+    shared by every metric (a string index of every decision, rebuilt by each table otherwise: 12
+    times per :func:`rtanalysis.metrics.compute_all`). The frames must not change inside the block."""
+    token = _EPISODE_ROWS.set({})
+    try:
+        yield
+    finally:
+        _EPISODE_ROWS.reset(token)
+
+
+def _rows(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
+    """Row of ``episodes`` of each decision, -1 where the episode is not there."""
+    cache = _EPISODE_ROWS.get()
+    key = (id(steps), id(episodes))
+    if cache is not None and key in cache:
+        return cache[key][2]
+    rows = _episode_index(episodes).get_indexer(_step_index(steps))
+    if cache is not None:
+        cache[key] = (steps, episodes, rows)  # the frames are held, so their ids stay theirs
+    return rows
+
+
 def steps_of(steps: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
     """The decisions of the given episodes: a caller may pass a subset of episodes with all steps."""
     if not len(steps):
         return steps
-    keep = _episode_index(episodes).get_indexer(_step_index(steps)) >= 0
+    keep = _rows(steps, episodes) >= 0
     return steps if keep.all() else steps[keep].reset_index(drop=True)
 
 
@@ -90,7 +120,7 @@ def _step_index(steps: pd.DataFrame) -> pd.MultiIndex:
 
 def episode_row(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
     """Row of ``episodes`` that owns each decision; a decision without its episode is an error."""
-    rows = _episode_index(episodes).get_indexer(_step_index(steps))
+    rows = _rows(steps, episodes)
     if (rows < 0).any():
         i = int(np.flatnonzero(rows < 0)[0])
         raise ValueError(

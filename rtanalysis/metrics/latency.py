@@ -110,12 +110,23 @@ def latency_summary(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.
     })
 
 
-def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.DataFrame:
-    """ECDF points of latency per group (``by`` + ``time_unit``), one row per acted decision.
+#: at most this many points of each group's ECDF (and as many of its relative ECDF) in
+#: :func:`latency_ecdf`: a figure needs no more, and one row per decision made the table (and its CSV:
+#: 47 MB at 10^5 episodes) grow with the logs
+ECDF_MAX_POINTS = 200
+
+
+def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None,
+                 max_points: int | None = ECDF_MAX_POINTS) -> pd.DataFrame:
+    """ECDF points of latency per group (``by`` + ``time_unit``), one row per acted decision, thinned
+    to about ``max_points`` per group when the group has more (``None``: every decision).
 
     Columns: keys, ``latency``, ``ecdf`` = share of the group's acted decisions with latency ≤ this
     one (ties share the top value), ``latency_rel`` and ``ecdf_rel`` (the same over decisions
-    with a relative latency; NaN elsewhere). Rows sorted by group then latency.
+    with a relative latency; NaN elsewhere). Rows sorted by group then latency. Thinning keeps the
+    decisions at evenly spaced ranks in latency order and those at evenly spaced ranks in relative
+    latency order (the smallest and largest included): every row is still an exact point of both
+    ECDFs, computed over all the group's decisions, only fewer of them.
     """
     groups, _, gid, lat, rel, acted = _latency_by_group(episodes, steps, by)
     gid, lat, rel = gid[acted], lat[acted], rel[acted]
@@ -126,12 +137,28 @@ def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None) -> pd.Dat
     ecdf = by_g["lat"].rank(method="max").to_numpy() / by_g["lat"].transform("size").to_numpy() if len(frame) else lat
     n_rel = by_g["rel"].transform("count").to_numpy() if len(frame) else rel
     rank_rel = by_g["rel"].rank(method="max").to_numpy() if len(frame) else rel
-    return groups.repeat(gid, {
-        "latency": lat,
-        "ecdf": ecdf,
-        "latency_rel": rel,
-        "ecdf_rel": safe_div(rank_rel, n_rel),
-    })
+    columns = {"latency": lat, "ecdf": ecdf, "latency_rel": rel, "ecdf_rel": safe_div(rank_rel, n_rel)}
+    if max_points is not None and len(frame):
+        keep = _evenly_ranked(by_g["lat"].cumcount().to_numpy(), by_g["lat"].transform("size").to_numpy(),
+                              max_points)
+        has_rel = ~np.isnan(rel)
+        # the position in relative-latency order (ties broken by row order, like cumcount)
+        pos_rel = by_g["rel"].rank(method="first").to_numpy() - 1
+        keep |= has_rel & _evenly_ranked(np.where(has_rel, pos_rel, 0), np.where(has_rel, n_rel, 1), max_points)
+        gid = gid[keep]
+        columns = {k: v[keep] for k, v in columns.items()}
+    return groups.repeat(gid, columns)
+
+
+def _evenly_ranked(pos: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    """True for positions ``pos`` (0-based, of ``n`` in their group) nearest to ``k`` evenly spaced
+    ranks 0, (n-1)/(k-1), ..., n-1: all of them when n <= k."""
+    pos, n = np.asarray(pos, dtype=float), np.asarray(n, dtype=float)
+    if k < 2:
+        raise ValueError(f"max_points must be at least 2, got {k}")
+    step = np.maximum(n - 1, 1) / (k - 1)
+    nearest = np.round(np.round(pos / step) * step)
+    return (n <= k) | (nearest == pos)
 
 
 def episode_relative_latency(episodes: pd.DataFrame, steps: pd.DataFrame) -> np.ndarray:

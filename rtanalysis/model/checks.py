@@ -8,6 +8,8 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   missed 0, 1, 2+ windows, replicated as ``Bernoulli(P(capable_e)·(1 − f_k)^{M_e})`` given each
   episode's observed misses — what identifies the fatality (a miss that is not always fatal, a
   success after a miss);
+* ``success_sd_across_items`` per decomposition row: the episode-weighted SD across items of the
+  item success rates, from the same replicates — what identifies the item effects;
 * ``share_early``, ``share_late_or_silent`` and ``share_silent`` per timed row: shares of windowed
   decisions, against the model's p_early, p_late + p_silent and p_silent (p_silent is the share
   logged with no action: the silence mode or a latency past the censor point, one definition with
@@ -45,6 +47,9 @@ CHECK_FAMILIES = {
                      "paused, item difficulty that also slows it)"),
     "success_given_misses": ("success_given_misses", "how missed windows end episodes is not reproduced "
                              "(fatality per task type)"),
+    "success_sd_across_items": ("success_across_items", "success varies across items more (or less) than the "
+                                "item effects allow: items that differ in something besides difficulty (their "
+                                "latency, their windows), or an item SD prior that is too tight"),
     "share_early": ("timing_shares", "the logged early / late / silent decisions are not reproduced by the "
                     "latency model (shape, give-up time, or latencies logged as the tick)"),
     "share_late_or_silent": ("timing_shares", None),
@@ -157,36 +162,84 @@ def _success_rows(res, draws: dict, rng, a: float) -> list:
     return out
 
 
+#: fewest items (with fewest episodes) of a row for its ``success_sd_across_items`` check
+MIN_ITEMS, MIN_ITEM_EPISODES = 3, 10
+
+
+def _weighted_sd(y, n) -> np.ndarray:
+    """Per draw (rows), the episode-weighted SD across items (columns) of the item success rates:
+    sqrt(Σ n_i (r_i − r̄)² / Σ n_i)."""
+    rate = y / n
+    mean = (y.sum(axis=-1) / n.sum())[..., None]
+    return np.sqrt((n * (rate - mean) ** 2).sum(axis=-1) / n.sum())
+
+
 def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
-    """Per task type × timed clock and miss class (0, 1, 2+): success rate, replicated given each
-    episode's observed misses. Episodes alike in what their success probability depends on (model,
-    type, item, length, misses) are one group, replicated as Binomial(n, p): the same distribution
-    as one Bernoulli per episode. Drawn one (model, type) block at a time and summed into the classes,
-    so memory grows with the largest block, not with the episodes or all the groups."""
+    """Episode success replicated given each episode's observed misses, as
+    ``Bernoulli(P(capable_e)·(1 − f_k)^{M_e})``; two checks from the same replicates:
+
+    * ``success_given_misses_0/1/2+`` per task type × timed clock: success rate of the episodes that
+      missed 0, 1, 2+ windows (what identifies the fatality);
+    * ``success_sd_across_items`` per decomposition row (model × task type × clock): the
+      episode-weighted SD across items of the item success rates (what identifies the item effects:
+      items far more alike or unlike than the item SD allows; a success rate that depends on the item
+      through something the model does not see, such as its latency).
+
+    Episodes alike in what their success probability depends on (model, type, item, length, misses,
+    clock) are one group, replicated as Binomial(n, p): the same distribution as one Bernoulli per
+    episode. Drawn one (model, type) block at a time, so memory grows with the largest block, not
+    with the episodes or all the groups."""
     d = res.data
     e = d.episodes
-    timed = e[e["timed"]]
     out = []
-    if not len(timed):
+    if not len(e):
         return out
     keys = ["m", "k", "i", "x", "M", "clock"]
-    g = (timed.assign(_cls=np.minimum(timed["M"].to_numpy(), 2))
-         .groupby(keys, sort=True, observed=True).agg(n=("y", "size"), y=("y", "sum"), cls=("_cls", "first"))
+    g = (e.assign(_cls=np.minimum(e["M"].to_numpy(), 2))
+         .groupby(keys, sort=True, observed=True).agg(n=("y", "size"), y=("y", "sum"), cls=("_cls", "first"),
+                                                      timed=("timed", "first"))
          .reset_index())
-    classes = g.groupby(["k", "clock", "cls"], observed=True).agg(n=("n", "sum"), y=("y", "sum"))
+    gt = g[g["timed"].to_numpy(bool)]
+    classes = gt.groupby(["k", "clock", "cls"], observed=True).agg(n=("n", "sum"), y=("y", "sum"))
     classes = classes[classes["n"] >= 3]
     slot = pd.Series(np.arange(len(classes)), index=classes.index)
     y_rep = np.zeros((p.n, len(classes)))
     for (m, k), gg in g.groupby(["m", "k"], sort=True):
-        at = slot.reindex(pd.MultiIndex.from_frame(gg[["k", "clock", "cls"]])).to_numpy()
         p_cap = capable_probability(p, d, m, k, gg["i"].to_numpy(), gg["x"].to_numpy())
         p_s = p_cap * (1 - p.fatality[:, [k]]) ** gg["M"].to_numpy()[None, :]
         draws = rng.binomial(gg["n"].to_numpy()[None, :], np.clip(p_s, 0.0, 1.0))
+        timed = gg["timed"].to_numpy(bool)
+        at = slot.reindex(pd.MultiIndex.from_frame(gg[["k", "clock", "cls"]])).to_numpy()
+        at = np.where(timed, at, np.nan)
         for c in np.unique(at[~np.isnan(at)]).astype(np.int64):
             y_rep[:, c] += draws[:, at == c].sum(axis=1)
+        out += _item_spread_rows(d, m, k, gg, draws, a)
     for c, ((k, clock, cls), r) in enumerate(classes.iterrows()):
         out.append(_row(("all", d.task_types[k], clock, ""), f"success_given_misses_{('0', '1', '2+')[cls]}",
                         r["y"] / r["n"], y_rep[:, c] / r["n"], a))
+    return out
+
+
+def _item_spread_rows(d, m: int, k: int, gg: pd.DataFrame, draws: np.ndarray, a: float) -> list:
+    """``success_sd_across_items`` of model m, type k per decomposition row (its timed clocks; the
+    paused episodes form the ``paused`` row only where the cell has no timed episode, as in
+    :func:`.derived.rows_of`), from one block's replicated group successes ``draws`` (draws × groups)."""
+    timed = gg["timed"].to_numpy(bool)
+    rows = ([(c, gg["clock"].to_numpy() == c) for c in sorted(set(gg.loc[timed, "clock"]))] if timed.any()
+            else [("paused", np.ones(len(gg), dtype=bool))])
+    out = []
+    for clock, sel in rows:
+        items, item_of = np.unique(gg["i"].to_numpy()[sel], return_inverse=True)
+        n = np.bincount(item_of, weights=gg["n"].to_numpy()[sel])
+        keep = (items >= 0) & (n >= 1)
+        if keep.sum() < MIN_ITEMS or n[keep].sum() < MIN_ITEMS * MIN_ITEM_EPISODES:
+            continue
+        y_obs = np.bincount(item_of, weights=gg["y"].to_numpy()[sel])[keep]
+        onehot = np.zeros((sel.sum(), len(items)))
+        onehot[np.arange(sel.sum()), item_of] = 1.0
+        y_rep = (draws[:, sel] @ onehot)[:, keep]
+        out.append(_row((d.models[m], d.task_types[k], clock, ""), "success_sd_across_items",
+                        float(_weighted_sd(y_obs, n[keep])), _weighted_sd(y_rep, n[keep]), a))
     return out
 
 
