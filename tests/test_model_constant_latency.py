@@ -61,3 +61,13 @@ def test_p_timely_recovered_from_logged_fallbacks():
         # decision level: P(late) is the logged rate, not ~0.5 from a zero-spread distribution
         assert abs(row["p_late"] - q) < 0.08, (model, row["p_late"], q)
         assert row["p_early"] == 0 and row["p_silent"] == 0
+    # as:<model> with a constant-latency model: its logged miss rate, not its (prior-only) μ and σ
+    cf = res.counterfactuals(lambdas=(1.0, 2.0), as_models=True).set_index(["model", "scenario"])
+    for model, other in (("fast", "slow"), ("slow", "fast")):
+        row, base = cf.loc[(model, f"as:{other}")], dec.loc[model]
+        truth = base["p_capable"] * (1 - Q[other]) ** N_DEC
+        sd = (row["p_success_hi"] - row["p_success_lo"]) / 3.92
+        assert abs(row["p_success"] - truth) < 3 * sd + 0.03, (model, other, row["p_success"], truth)
+        # λ does not move a constant-latency row (nothing to scale)
+        assert cf.loc[(model, "scale")].query("`lambda` == 2.0")["p_success"].item() == pytest.approx(
+            cf.loc[(model, "scale")].query("`lambda` == 1.0")["p_success"].item())

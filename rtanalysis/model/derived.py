@@ -403,11 +403,13 @@ class Deriver:
                 early, late, silent = np.zeros(S), np.zeros(S), np.zeros(S)
                 n_dec = 0.0
                 for u, (w_open, w_close), pattern, sel in s.per_unit:
-                    if (r.m, r.k, u) in self.uninformative:
-                        # constant latencies: no distribution to scale; every window misses with the
-                        # logged rate (counted as late), whatever λ or the latency swap
+                    if (lat_m, r.k, u) in self.uninformative:
+                        # constant latencies (of this model, or of the one whose latency it is given):
+                        # no distribution to scale, and its μ, σ are the prior's; every window misses
+                        # with that model's logged rate (counted as late), whatever λ
                         pe = np.zeros((S, len(w_open)))
-                        pl = np.repeat(self.logged_miss_draws(r.m, r.k, r.clock, u, S)[:, None], len(w_open), axis=1)
+                        pl = np.repeat(self.logged_miss_draws(lat_m, r.k, r.clock, u, S)[:, None], len(w_open),
+                                       axis=1)
                         silent_w = np.zeros_like(pe)
                     else:
                         pe, pl, silent_w = self._timing_split(p, r, u, (w_open, w_close), lat_m, log_lam)

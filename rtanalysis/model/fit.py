@@ -169,12 +169,14 @@ def _data_notes(d: ModelData) -> dict:
     if len(constant):
         notes.append(f"{len(constant)} latency cell(s) have fewer than 3 distinct latencies (e.g. the tick length "
                      "logged for every decision): their P(miss) comes from the logged misses/fallbacks, "
-                     "flagged latency_informative = False in the decomposition")
+                     "flagged latency_informative = False in the decomposition; their latency counterfactuals (λ, "
+                     "as:<model>) keep that logged rate, so they say nothing about a change of latency")
     if len(flat) > len(constant):
         notes.append(f"{len(flat) - len(constant)} latency cell(s) have latencies piled up at the window close "
                      "(the harness cuts thinking off at the deadline and acts, e.g. a token budget): a latency "
                      "at the close is not a miss, so their P(miss) comes from the logged misses/fallbacks, "
-                     "flagged latency_informative = False in the decomposition")
+                     "flagged latency_informative = False in the decomposition; their latency counterfactuals (λ, "
+                     "as:<model>) keep that logged rate, so they say nothing about a change of latency")
     return {"timing_separable": timed, "latency_uninformative_cells": int(len(flat)), "notes": notes}
 
 
