@@ -95,21 +95,26 @@ def test_family_flag_holds_its_false_flag_rate_and_catches_real_excess(rows):
     assert power >= {6: 0.5, 24: 0.95, 144: 0.99}[rows], power
 
 
-def _correctness_rows(preset, seed):
+def _conditional_rows(preset, seed, check="_latency_by_correctness_rows", labelled=True):
+    """The rows of a data-only (conditional) check of rtanalysis.model.checks on a simulated preset."""
     from types import SimpleNamespace
 
-    from rtanalysis.model.checks import _latency_by_correctness_rows
+    from rtanalysis.model import checks
     from rtanalysis.model.data import aggregate
     from rtanalysis.simulate import simulate
 
-    load = simulate(preset, seed=seed, labelled=True).load()
-    res = SimpleNamespace(data=aggregate(load.episodes, load.steps), steps=load.steps)
-    rows = _latency_by_correctness_rows(res, 400, np.random.default_rng(seed), 0.025)
+    load = simulate(preset, seed=seed, labelled=labelled).load()
+    res = SimpleNamespace(data=aggregate(load.episodes, load.steps), steps=load.steps, episodes=load.episodes)
+    rows = getattr(checks, check)(res, 400, np.random.default_rng(seed), 0.025)
     cols = ["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
             "predicted_hi", "p_value"]
     f = pd.DataFrame(rows, columns=cols)
     f["extreme"] = is_extreme(f["p_value"])
     return f
+
+
+def _correctness_rows(preset, seed):
+    return _conditional_rows(preset, seed)
 
 
 def test_latency_by_correctness_flags_entangled_latency_and_not_independent():
@@ -123,4 +128,19 @@ def test_latency_by_correctness_flags_entangled_latency_and_not_independent():
     assert flags.loc[0, "family"] == "latency_by_correctness" and flags.loc[0, "flagged"], flags
     null = pd.concat([_correctness_rows("mixed", s) for s in (0, 1, 2)])
     assert len(null) >= 6 and null["extreme"].sum() <= max(1, round(0.05 * len(null) * 2))
+    assert not family_flags(null.assign(kind="posterior")).loc[0, "flagged"]
+
+
+def test_item_latency_check_flags_slow_hard_items_without_labels():
+    """Unlabelled logs: where hard items also slow the agent, slower items succeed less often (among
+    episodes that missed nothing) and the latency-by-item family is flagged; on the well-specified
+    preset the family is not flagged and the extreme rows stay near chance."""
+    entangled = pd.concat([_conditional_rows("difficulty_latency", s, "_item_latency_rows", False) for s in (0, 1)])
+    paused = entangled[entangled["clock"] == "paused"]
+    assert len(paused) >= 6 and (paused["observed"] < 0).mean() >= 0.8
+    flags = family_flags(entangled.assign(kind="posterior"))
+    assert flags.loc[0, "family"] == "latency_by_item" and flags.loc[0, "flagged"], flags
+    null = pd.concat([_conditional_rows("mixed", s, "_item_latency_rows", False) for s in (0, 1)])
+    assert len(null) >= 40 and null["extreme"].mean() <= 0.1
+    assert abs(null["observed"].mean()) < 0.1  # centred on 0, as the permutation distribution is
     assert not family_flags(null.assign(kind="posterior")).loc[0, "flagged"]

@@ -17,6 +17,9 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   constant-latency cell reports its logged misses as late); ``share_near_close`` per timed row with
   informative latencies: the share of windowed decisions acting in the last 10 % of the time to the
   close (:data:`NEAR_CLOSE`), against (1 − π)·P(0.9·close < L ≤ close);
+* ``latency_success_corr_across_items`` per model × task type × clock × unit: across items, the
+  correlation of an item's mean log-latency with its success rate among the episodes that missed no
+  window, against its permutation distribution (:func:`_item_latency_rows`; labelled or not);
 * ``latency_correct_minus_wrong`` per latency cell of labelled data: mean log-latency of correct
   minus wrong acted decisions, against its permutation distribution under the model's independence
   of latency and correctness (:func:`_latency_by_correctness_rows`);
@@ -63,6 +66,10 @@ CHECK_FAMILIES = {
     "log_latency_p90": ("latency_body", None),
     "log_latency_p99": ("latency_tail", "the latency tail does not fit (a heavier tail; a harness give-up "
                         "time)"),
+    "latency_success_corr_across_items": ("latency_by_item", "slower items are solved less (or more) often: "
+                                          "latency and difficulty are entangled across items (hard items slow the "
+                                          "agent), which p_timely and the latency counterfactuals assume away "
+                                          "(docs/model.md, Assumptions)"),
     "latency_correct_minus_wrong": ("latency_by_correctness", "correct and wrong decisions differ in latency: "
                                     "latency and correctness are entangled (hard items slow the agent, or thinking "
                                     "longer helps), which p_timely and the latency counterfactuals assume away "
@@ -390,6 +397,59 @@ def _latency_by_correctness_rows(res, n_rep: int, rng, a: float, x: np.ndarray |
     return out
 
 
+#: fewest items (each with 2+ acted decisions and 2+ episodes without a miss) for the item check
+MIN_CORR_ITEMS = 5
+
+
+def _corr_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson correlation of each row of ``x`` with ``y``."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean()
+    return (xc @ yc) / np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum())
+
+
+def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None) -> list:
+    """Across items, per model × task type × clock × unit: the correlation of an item's mean
+    log-latency (its acted decisions) with its success rate among the episodes that missed no window.
+
+    Under the model latency is exchangeable over the items of a cell and independent of capability,
+    and an episode that missed nothing succeeds with P(capable_item) whatever its latencies, so the
+    item mean latencies can be permuted over the items: the statistic's predictive distribution given
+    the data is the permutation distribution (a conditional check, as for
+    ``latency_correct_minus_wrong``; no labels needed). Hard items that also slow the agent give a
+    negative correlation, which makes P(no fatal miss | capable) higher than the model's product."""
+    from ..metrics._groups import episode_row
+
+    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
+    if st is None or not len(st) or ep is None or len(ep) != len(d.episodes) or not len(d.items):
+        return []
+    x = log_latency(st) if x is None else x
+    e = d.episodes
+    acted = ~np.isnan(x)
+    row = episode_row(st, ep)[acted]
+    n_ep = len(e)
+    f = pd.DataFrame({"m": e["m"].to_numpy(), "k": e["k"].to_numpy(), "clock": e["clock"].to_numpy(),
+                      "u": e["u"].to_numpy(), "i": e["i"].to_numpy(),
+                      "sx": np.bincount(row, weights=x[acted], minlength=n_ep),
+                      "nx": np.bincount(row, minlength=n_ep),
+                      "n0": (e["M"].to_numpy() == 0).astype(np.int64),
+                      "y0": ((e["M"].to_numpy() == 0) & (e["y"].to_numpy() > 0)).astype(np.int64)})
+    f = f[f["i"] >= 0]
+    g = f.groupby(["m", "k", "clock", "u", "i"], sort=True, observed=True)[["sx", "nx", "n0", "y0"]].sum()
+    g = g[(g["nx"] >= 2) & (g["n0"] >= 2)].reset_index()
+    informative = {(c.m, c.k, c.u) for c in d.latency.itertuples() if getattr(c, "informative", True)}
+    out = []
+    for (m, k, clock, u), c in g.groupby(["m", "k", "clock", "u"], sort=True, observed=True):
+        lat, rate = (c["sx"] / c["nx"]).to_numpy(), (c["y0"] / c["n0"]).to_numpy()
+        if (m, k, u) not in informative or len(c) < MIN_CORR_ITEMS or lat.std() == 0 or rate.std() == 0:
+            continue
+        observed = float(_corr_rows(lat[None, :], rate)[0])
+        rep = _corr_rows(rng.permuted(np.tile(lat, (n_rep, 1)), axis=1), rate)
+        out.append(_row((d.models[m], d.task_types[k], clock, d.units[u]), "latency_success_corr_across_items",
+                        observed, rep, a))
+    return out
+
+
 def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 0.95) -> pd.DataFrame:
     """All checks of the module docstring for parameter draws ``p`` (posterior or prior)."""
     rng = np.random.default_rng(seed)
@@ -400,7 +460,8 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     x = log_latency(res.steps) if res.steps is not None and len(res.steps) else None
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
             + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a, x)
-            + (_latency_by_correctness_rows(res, len(idx), rng, a, x) if kind == "posterior" else []))
+            + (_latency_by_correctness_rows(res, len(idx), rng, a, x) + _item_latency_rows(res, len(idx), rng, a, x)
+               if kind == "posterior" else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
     f["extreme"] = is_extreme(f["p_value"])
