@@ -30,15 +30,9 @@ def _model_data(args):
 
 
 def _random_draws(d, S: int):
-    from rtanalysis.model.derived import ParamDraws
+    from rtanalysis.model.toy import random_param_draws
 
-    rng = np.random.default_rng(0)
-    U, M, K = len(d.units), len(d.models), len(d.task_types)
-    return ParamDraws(mu=rng.normal(0.2, 0.5, (S, U, M, K)), sigma=rng.uniform(0.3, 0.8, (S, U, M, K)),
-                      eta=rng.normal(0, 1, (S, M, K)),
-                      item=np.concatenate([rng.normal(0, 0.5, (S, len(d.items))), np.zeros((S, 1))], axis=1),
-                      fatality=rng.uniform(0.2, 1.0, (S, K)), silence=rng.uniform(0, 0.1, (S, M)),
-                      length=rng.normal(1, 0.5, (S, K)))
+    return random_param_draws(d, S, np.random.default_rng(0))
 
 
 def _timed(fn):

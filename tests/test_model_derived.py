@@ -7,7 +7,8 @@ from scipy.special import expit, log_ndtr
 from scipy.stats import norm
 
 from rtanalysis.model.data import aggregate
-from rtanalysis.model.derived import Deriver, ParamDraws, silence_mode_probability
+from rtanalysis.model.derived import Deriver, silence_mode_probability
+from rtanalysis.model.toy import random_param_draws
 
 S = 7
 
@@ -22,12 +23,7 @@ def sim_data():
 
 
 def _random_params(d, rng):
-    U, M, K = len(d.units), len(d.models), len(d.task_types)
-    return ParamDraws(mu=rng.normal(0.2, 0.5, (S, U, M, K)), sigma=rng.uniform(0.3, 0.8, (S, U, M, K)),
-                      eta=rng.normal(0, 1, (S, M, K)),
-                      item=np.concatenate([rng.normal(0, 0.5, (S, len(d.items))), np.zeros((S, 1))], axis=1),
-                      fatality=rng.uniform(0.2, 1.0, (S, K)), silence=rng.uniform(0, 0.1, (S, M)),
-                      length=rng.normal(1, 0.5, (S, K)))
+    return random_param_draws(d, S, rng)
 
 
 def _brute_force(d, steps, p, row, lam=1.0):

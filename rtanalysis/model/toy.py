@@ -91,3 +91,16 @@ def toy_load(design: ToyDesign | None = None, n_per_cell: int = 60, seed: int = 
     for i, rec in enumerate(toy_records(design or ToyDesign(), n_per_cell, seed, labelled)):
         sink.add(rec, "toy", i + 1)
     return sink.finish()
+
+
+def random_param_draws(d, S: int, rng):
+    """S random :class:`.derived.ParamDraws` on ``d``'s dimensions (plausible ranges, not a posterior):
+    inputs for checking derived quantities against a brute force and for timing them."""
+    from .derived import ParamDraws
+
+    U, M, K = len(d.units), len(d.models), len(d.task_types)
+    return ParamDraws(mu=rng.normal(0.2, 0.5, (S, U, M, K)), sigma=rng.uniform(0.3, 0.8, (S, U, M, K)),
+                      eta=rng.normal(0, 1, (S, M, K)),
+                      item=np.concatenate([rng.normal(0, 0.5, (S, len(d.items))), np.zeros((S, 1))], axis=1),
+                      fatality=rng.uniform(0.2, 1.0, (S, K)), silence=rng.uniform(0, 0.1, (S, M)),
+                      length=rng.normal(1, 0.5, (S, K)))
