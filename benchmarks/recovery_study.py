@@ -2,6 +2,8 @@
 90% interval coverage of p_capable, p_timely, share_timing, p_success and their mean absolute error.
 
 Run: .venv/bin/python benchmarks/recovery_study.py [--reps N] [--out DIR]
+Compare two runs (issue 12: coverage must not fall by more than 0.03):
+     .venv/bin/python benchmarks/recovery_study.py --compare OLD.csv NEW.csv
 Targets: coverage 85–95 %; MAE of share_timing ≤ 0.05 at 60 episodes per cell.
 """
 
@@ -21,8 +23,26 @@ REGIMES = ("timing_dominated", "capability_dominated", "mixed")
 SIZES = {"few (20/cell)": dict(tasks=4, seeds=5), "many (60/cell)": dict(tasks=12, seeds=5)}
 
 
+def compare(old_csv: str, new_csv: str) -> pd.DataFrame:
+    """Per line and decomposition quantity: coverage and MAE of two runs, and the change."""
+    keys = ["preset", "labelled", "size", "quantity"]
+    m = pd.read_csv(old_csv).merge(pd.read_csv(new_csv), on=keys, suffixes=("_old", "_new"))
+    m = m[m["quantity"].isin(["p_capable", "p_timely", "p_success", "share_timing"])]
+    m["coverage_change"] = m["coverage_new"] - m["coverage_old"]
+    out = m[keys + ["coverage_old", "coverage_new", "coverage_change", "mae_old", "mae_new"]].round(3)
+    print(out.to_string(index=False))
+    print(f"largest fall {-out['coverage_change'].min():.3f}; lines falling by more than 0.03: "
+          f"{int((m['coverage_change'] < -0.03 - 1e-9).sum())} of {len(m)}")
+    print(m.groupby("quantity")[["coverage_old", "coverage_new"]].mean().round(3).to_string())
+    return out
+
+
 def main(argv=None):
     from rtanalysis.model.calibrate import calibrate
+
+    if argv is None and len(sys.argv) == 4 and sys.argv[1] == "--compare":
+        compare(sys.argv[2], sys.argv[3])
+        return
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=1)

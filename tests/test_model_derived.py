@@ -22,8 +22,11 @@ def sim_data():
     return lr, aggregate(lr.episodes, lr.steps)
 
 
-def _random_params(d, rng):
-    return random_param_draws(d, S, rng)
+def _random_params(d, rng, item_latency=False):
+    p = random_param_draws(d, S, rng)
+    if item_latency:  # item time intensities, the last (no task id) 0 as param_draws has it
+        p.item_lat = np.concatenate([rng.normal(0, 0.6, (S, len(d.items))), np.zeros((S, 1))], axis=1)
+    return p
 
 
 def _brute_force(d, steps, p, row, lam=1.0):
@@ -40,7 +43,8 @@ def _brute_force(d, steps, p, row, lam=1.0):
             for w in ew.itertuples():
                 wd = d.windows.loc[w.wid]
                 u = int(wd["u"])
-                mu, sd = p.mu[:, u, row.m, row.k] + np.log(lam), p.sigma[:, u, row.m, row.k]
+                shift = 0.0 if p.item_lat is None else p.item_lat[:, ep["i"]]  # the item's time intensity
+                mu, sd = p.mu[:, u, row.m, row.k] + shift + np.log(lam), p.sigma[:, u, row.m, row.k]
                 pi = p.silence[:, row.m]
                 early = norm.cdf((np.log(wd["open"]) - mu) / sd) if wd["open"] > 0 else 0.0
                 late = norm.sf((np.log(wd["close"]) - mu) / sd)
@@ -51,11 +55,11 @@ def _brute_force(d, steps, p, row, lam=1.0):
     return np.mean(cap, axis=0), np.mean(suc, axis=0)
 
 
-@pytest.mark.parametrize("lam", [1.0, 2.0])
-def test_grouped_derivation_equals_per_episode_brute_force(sim_data, lam):
+@pytest.mark.parametrize("lam,item_latency", [(1.0, False), (2.0, False), (1.0, True), (2.0, True)])
+def test_grouped_derivation_equals_per_episode_brute_force(sim_data, lam, item_latency):
     lr, d = sim_data
-    p = _random_params(d, np.random.default_rng(0))
-    der = Deriver(d)
+    p = _random_params(d, np.random.default_rng(0), item_latency)
+    der = Deriver(d, item_latency=item_latency)
     out = der.compute(p, lam=lam)
     rows = list(der.rows.itertuples())
     assert {r.clock for r in rows} >= {"wall", "step"}
@@ -86,16 +90,18 @@ def test_length_covariate_centred_within_type(sim_data):
     assert expit(d.type_offset) ** np.exp(d.type_log_g) == pytest.approx(np.full(len(d.task_types), 0.5))
 
 
-def test_silence_mode_probability_is_the_likelihood_ratio(sim_data):
+@pytest.mark.parametrize("item_latency", [False, True])
+def test_silence_mode_probability_is_the_likelihood_ratio(sim_data, item_latency):
     _, d = sim_data
     rng = np.random.default_rng(1)
-    p = _random_params(d, rng)
+    p = _random_params(d, rng, item_latency)
     prev = rng.uniform(0.1, 0.9, S)
-    got = silence_mode_probability(p.mu, p.sigma, None, p.silence, prev, d)
+    got = silence_mode_probability(p.mu, p.sigma, None, p.silence, prev, d, p.item_lat)
     for m in range(len(d.models)):
         with_mode, without = np.zeros(S), np.zeros(S)
         for c in d.censored[d.censored["m"] == m].itertuples():
-            ls = log_ndtr(-(c.log_close - p.mu[:, c.u, c.m, c.k]) / p.sigma[:, c.u, c.m, c.k])
+            shift = 0.0 if p.item_lat is None else p.item_lat[:, c.i]
+            ls = log_ndtr(-(c.log_close - p.mu[:, c.u, c.m, c.k] - shift) / p.sigma[:, c.u, c.m, c.k])
             pi = p.silence[:, m]
             with_mode += c.count * np.log(pi + (1 - pi) * np.exp(ls))
             without += c.count * ls

@@ -16,9 +16,9 @@ from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
 #: the main parameters whose convergence decides ``diagnostics_ok``
-MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "fatality", "c0",
+MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "sd_item_lat", "fatality", "c0",
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
-               "silence_prevalence", "length_cap", "always_fatal",
+               "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
                "type_sigma", "nu")
 
@@ -93,11 +93,15 @@ def _dim(name: str):
     return pm.modelcontext(None).dim_lengths[name]
 
 
-def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
+def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` is ``normal`` (sufficient statistics) or ``t``
-    (Student-t on binned log-latency)."""
+    (Student-t on binned log-latency). ``item_latency``: each item (task) also gets a time intensity
+    on log-latency (:func:`_item_time_intensity`), normal family only."""
     if latency_family not in ("normal", "t"):
         raise ValueError(f"latency_family must be 'normal' or 't', got {latency_family!r}")
+    if item_latency and latency_family != "normal":
+        raise ValueError("item_latency=True needs latency_family='normal' (the item time intensity is written on "
+                         "the Normal sufficient statistics)")
     # one graph for every dataset: an empty table becomes one zero-count row (adds 0 to the
     # log-density), a dataset without task ids gets one unused item, data enter as pm.Data and sizes
     # as the model's shared dim lengths, never as constants; so the compiled log-density (PyTensor's
@@ -109,8 +113,9 @@ def build_model(d: ModelData, latency_family: str = "normal") -> pm.Model:
         L, mu, log_sigma = latency_cells(d)
         nu = _prior("nu") if latency_family == "t" else None
         _latency_likelihood(d, L, mu, log_sigma, nu)
-        _silence_hurdle(d, mu, pt.exp(log_sigma), nu)
-        log_capable = _capability(d)
+        item_lat = _item_time_intensity(d, L, mu, log_sigma) if item_latency else None
+        _silence_hurdle(d, mu, pt.exp(log_sigma), nu, item_lat)
+        log_capable = _capability(d, item_lat)
         _success_likelihood(d, log_capable)
         _capable_labelled(d, log_capable)
     return model
@@ -131,20 +136,51 @@ def _latency_likelihood(d: ModelData, L, mu, log_sigma, nu) -> None:
         pm.Potential("latency_obs", pt.sum(counts * _data("lat_keep", keep, "float64")[:, None] * log_probs))
 
 
-def _silence_hurdle(d: ModelData, mu, sigma, nu) -> None:
+#: an item with at least this many acted decisions gets a centred time intensity, fewer a
+#: non-centred one: a few decisions already pin an item's mean log-latency (its SE is σ/√n, σ ≈ 0.5)
+ITEM_LAT_CENTRED_MIN_DECISIONS = 20
+
+
+def _item_time_intensity(d: ModelData, L, mu, log_sigma):
+    """Item time intensity τ_i (``item_lat``): log L ~ Normal(μ_mk + τ_i, σ_mk) for the decisions of
+    item i (van der Linden 2007's lognormal response times; LNIRT pairs τ_i with the item's
+    difficulty). Items with hard content are often slow, so the episodes that are capable (easy
+    items) are also the fast ones; the derived quantities pair each item's τ_i with its capability
+    effect, so P(no fatal miss | capable) follows the items' joint spread without a correlation
+    parameter. Written on the sufficient statistics: Σ over the item's decisions of (x − μ − τ)² =
+    Σ (x − μ)² − 2τ(s1 − nμ) + nτ², the first term being the cell's. Returns the effects with a
+    trailing 0 (no task id)."""
+    if not d.items:
+        return None
+    LI = d.latency_item
+    per_item = np.bincount(LI["i"].to_numpy(), weights=LI["n"].to_numpy(float), minlength=len(d.items))
+    centred = (per_item >= ITEM_LAT_CENTRED_MIN_DECISIONS).astype(float)
+    tau = _nested_item_effects(d, "lat", centred)
+    keep = L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
+    cell = _data("li_cell", LI["cell"], "int64")
+    t = tau[_data("li_item", LI["i"], "int64")]
+    n = _data("li_n", LI["n"].to_numpy(float) * keep, "float64")
+    s1 = _data("li_s1", LI["s1"].to_numpy(float) * keep, "float64")
+    pm.Potential("latency_item_obs", pt.sum((t * (s1 - n * mu[cell]) - 0.5 * n * t**2)
+                                            / pt.exp(log_sigma[cell]) ** 2))
+    return tau
+
+
+def _silence_hurdle(d: ModelData, mu, sigma, nu, item_lat=None) -> None:
     """Silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
     mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
     otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
     Marginalised over the indicator; the derived quantities draw it from its conditional."""
     silence = _prior("silence", dims="model")
     prevalence = _prior("silence_prevalence")
-    C = _pad(d.censored, {"m": 0, "cell": 0, "log_close": 0.0, "count": 0})
+    C = _pad(d.censored, {"m": 0, "i": -1, "cell": 0, "log_close": 0.0, "count": 0})
     cell = _data("cens_cell", C["cell"], "int64")
     cm_ = _data("cens_m", C["m"], "int64")
     log_c = _data("cens_log_close", C["log_close"], "float64")
     count = _data("cens_count", C["count"], "float64")
+    mu_c = mu[cell] if item_lat is None else mu[cell] + item_lat[_data("cens_i", C["i"], "int64")]
     if nu is None:
-        cdist = pm.Normal.dist(mu=mu[cell], sigma=sigma[cell])
+        cdist = pm.Normal.dist(mu=mu_c, sigma=sigma[cell])
     else:
         cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
     log_s = pm.logccdf(cdist, log_c)
@@ -167,33 +203,52 @@ def _silence_hurdle(d: ModelData, mu, sigma, nu) -> None:
 ITEM_CENTRED_MIN_EPISODES = 50
 
 
-def _item_effects(d: ModelData):
-    """Item effects (items, + a trailing 0 for "no task id"), centred within their task type.
-
-    Per item, centred or non-centred by its number of episodes (:data:`ITEM_CENTRED_MIN_EPISODES`),
-    through a 0/1 weight w passed as data (one graph for every dataset): z ~ Normal(0, sd^w),
-    effect = sd^(1−w)·z (Papaspiliopoulos, Roberts & Sköld 2007). Recorded as ``item_cap``."""
+def _item_effects(d: ModelData, item_lat=None):
+    """Capability item effects (items, + a trailing 0 for "no task id"), centred within their task
+    type; centred or non-centred by the item's number of episodes (:data:`ITEM_CENTRED_MIN_EPISODES`).
+    With item time intensities τ_i (``item_lat``), d_i = β_k·τ_i + e_i, e_i the item effect above:
+    the regression form of LNIRT's bivariate normal on (difficulty, time intensity), so an item's
+    difficulty borrows strength from its (well measured) time intensity instead of shrinking to 0
+    alone, which would weaken the pairing of the two in p_timely. Recorded as ``item_cap``."""
     n_items = len(d.items)
     ep_i = d.episodes["i"].to_numpy()
     per_item = np.bincount(ep_i[ep_i >= 0], minlength=n_items) if n_items else np.zeros(1)
-    w = _data("item_centred", (per_item >= ITEM_CENTRED_MIN_EPISODES).astype(float), "float64")
+    own = _nested_item_effects(d, "cap", (per_item >= ITEM_CENTRED_MIN_EPISODES).astype(float),
+                               record=item_lat is None)
+    if item_lat is None:
+        return own
+    slope = _prior("item_cap_per_lat", dims="task_type")
+    item_k = _data("item_type_lat_slope", d.item_type, "int64")
+    total = own[:-1] + slope[item_k] * item_lat[:-1]
+    return pt.concatenate([pm.Deterministic("item_cap", total, dims="item"), pt.zeros(1)])
+
+
+def _nested_item_effects(d: ModelData, part: str, centred: np.ndarray, record: bool = True):
+    """Item effects ``item_<part>`` with SD ``sd_item_<part>`` per task type, centred within their
+    type, plus a trailing 0 for "no task id". Per item, centred or non-centred by the 0/1 weight
+    ``centred``, passed as data (one graph for every dataset): z ~ Normal(0, sd^w), effect =
+    sd^(1−w)·z (Papaspiliopoulos, Roberts & Sköld 2007). ``record``: keep them as ``item_<part>``."""
+    n_items = len(d.items)
+    w = _data(f"item_centred_{part}", centred, "float64")
     # item SD per task type (items of different types are different kinds of problem); items are
     # nested in types, so their mean within a type is removed (it is the type effect's job: left
     # in, a0 / type effects / item means form a ridge that slowed mixing, R-hat 1.011 on the example)
-    sd_item = _prior("sd_item_cap", dims="task_type")
+    sd_item = _prior(f"sd_item_{part}", dims="task_type")
     n_types = len(d.task_types)
-    item_k = _data("item_type", d.item_type if n_items else [0], "int64")
-    n_k = _data("type_n_items", np.maximum(np.bincount(d.item_type, minlength=n_types), 1)
+    item_k = _data(f"item_type_{part}", d.item_type if n_items else [0], "int64")
+    n_k = _data(f"type_n_items_{part}", np.maximum(np.bincount(d.item_type, minlength=n_types), 1)
                 if n_items else np.ones(n_types), "float64")
     sd_i = sd_item[item_k]
-    z_d = pm.Normal("z_item_cap", 0, sd_i**w, dims="item")
+    z_d = pm.Normal(f"z_item_{part}", 0, sd_i**w, dims="item")
     raw = sd_i ** (1 - w) * z_d
     raw_mean = pt.inc_subtensor(pt.zeros(_dim("task_type"))[item_k], raw) / n_k
-    item = pm.Deterministic("item_cap", raw - raw_mean[item_k], dims="item")
+    item = raw - raw_mean[item_k]
+    if record:
+        item = pm.Deterministic(f"item_{part}", item, dims="item")
     return pt.concatenate([item, pt.zeros(1)])
 
 
-def _capability(d: ModelData):
+def _capability(d: ModelData, item_lat=None):
     """The capability part; returns ``log_capable(table, prefix)``, log P(episode capable) per row.
 
     An episode is capable when all its decisions are content-correct: the logit acts per decision
@@ -211,7 +266,7 @@ def _capability(d: ModelData):
     length = _prior("length_cap", dims="task_type")
     log_g = _data("type_log_g", d.type_log_g, "float64")
     offset = _data("type_offset", d.type_offset, "float64")
-    item_eff = _item_effects(d)  # index -1 (no task id) picks the appended 0: no item effect
+    item_eff = _item_effects(d, item_lat)  # index -1 (no task id) picks the appended 0: no item effect
 
     def log_capable(table, prefix: str):
         """log P(capable) per row of ``table`` (columns m, k, i, x), factored: the logit's log-sigmoid

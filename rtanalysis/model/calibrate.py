@@ -48,20 +48,22 @@ def score_counterfactuals(counterfactuals: pd.DataFrame, cf_truth: pd.DataFrame)
 
 
 def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, ci_prob: float, labelled: bool,
-                   counterfactuals: bool, sim_overrides: dict, latency_family: str = "normal"):
+                   counterfactuals: bool, sim_overrides: dict, latency_family: str = "normal",
+                   item_latency: bool = False):
     from ..simulate import simulate
     from ..simulate.misspec import counterfactual_truth
     from .fit import fit
 
     sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
     res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, ci_prob=ci_prob, progress=False,
-              tune=None, latency_family=latency_family)
+              tune=None, latency_family=latency_family, item_latency=item_latency)
     s = score_fit(res.decomposition(), sim.truth)
     if counterfactuals:
         cf = res.counterfactuals(lambdas=(1.0, *CF_LAMBDAS), as_models=True)
         s = pd.concat([s, score_counterfactuals(cf, counterfactual_truth(sim, reps=200))], ignore_index=True)
     s["rep"] = r
     s["latency_family"] = res.latency_family  # the one fitted (``auto`` chooses per replicate)
+    s["item_latency"] = res.item_latency
     return s, res.diagnostics
 
 

@@ -68,12 +68,13 @@ CHECK_FAMILIES = {
                         "time)"),
     "latency_success_corr_across_items": ("latency_by_item", "slower items are solved less (or more) often: "
                                           "latency and difficulty are entangled across items (hard items slow the "
-                                          "agent), which p_timely and the latency counterfactuals assume away "
-                                          "(docs/model.md, Assumptions)"),
+                                          "agent), which p_timely and the latency counterfactuals assume away; "
+                                          "try item_latency=True (rtanalysis report --item-latency), item time "
+                                          "intensities paired with the items' difficulty (docs/model.md)"),
     "latency_correct_minus_wrong": ("latency_by_correctness", "correct and wrong decisions differ in latency: "
-                                    "latency and correctness are entangled (hard items slow the agent, or thinking "
-                                    "longer helps), which p_timely and the latency counterfactuals assume away "
-                                    "(docs/model.md, Assumptions)"),
+                                    "latency and correctness are entangled (hard items slow the agent: try "
+                                    "item_latency=True; or thinking longer helps), which p_timely and the latency "
+                                    "counterfactuals assume away (docs/model.md, Assumptions)"),
 }
 #: "near the close": the last 10 % of the time to the window close
 NEAR_CLOSE = 0.1
@@ -131,7 +132,7 @@ def family_flags(checks: pd.DataFrame, row_rate: float = ROW_RATE, alpha: float 
     return out[cols]
 
 
-def prior_params(d, latency_family: str, draws: int, seed: int) -> ParamDraws:
+def prior_params(d, latency_family: str, draws: int, seed: int, item_latency: bool = False) -> ParamDraws:
     """Draws of the model's parameters from its prior."""
     import warnings
 
@@ -139,7 +140,7 @@ def prior_params(d, latency_family: str, draws: int, seed: int) -> ParamDraws:
 
     from .build import build_model
 
-    model = build_model(d, latency_family)
+    model = build_model(d, latency_family, item_latency=item_latency)
     with warnings.catch_warnings():  # the likelihood is all potentials: no data enters the prior
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         idata = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)
@@ -450,6 +451,19 @@ def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = No
     return out
 
 
+def _item_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
+    """Log-latencies less the posterior mean time intensity of their item: under a fit with item
+    time intensities the cell's decisions are then one Normal(μ, σ) sample again, which the latency
+    checks replicate (the intensities' own uncertainty, SE σ/√n per item, is left out)."""
+    from ..metrics._groups import episode_row
+
+    ep = getattr(res, "episodes", None)
+    if ep is None or len(ep) != len(res.data.episodes):
+        return x
+    item = res.data.episodes["i"].to_numpy()[episode_row(res.steps, ep)]
+    return x - p.item_lat.mean(axis=0)[item]
+
+
 def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 0.95) -> pd.DataFrame:
     """All checks of the module docstring for parameter draws ``p`` (posterior or prior)."""
     rng = np.random.default_rng(seed)
@@ -458,10 +472,15 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     sub = p.take(idx)
     draws = res._deriver.compute(sub)
     x = log_latency(res.steps) if res.steps is not None and len(res.steps) else None
+    by_item = getattr(res, "item_latency", False) and p.item_lat is not None
+    if by_item and x is not None:
+        x = _item_adjusted(res, p, x)
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
             + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a, x)
-            + (_latency_by_correctness_rows(res, len(idx), rng, a, x) + _item_latency_rows(res, len(idx), rng, a, x)
-               if kind == "posterior" else []))
+            + (_latency_by_correctness_rows(res, len(idx), rng, a, x) if kind == "posterior" else [])
+            # with item time intensities latency is no longer exchangeable over items: that check's
+            # permutation null is not the model's any more (the model pairs each item's τ and capability)
+            + (_item_latency_rows(res, len(idx), rng, a, x) if kind == "posterior" and not by_item else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
     f["extreme"] = is_extreme(f["p_value"])

@@ -23,6 +23,9 @@ def add_cli(subparsers) -> None:
     p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
                    help="log-latency Normal (default), Student-t, or auto: the better by PSIS-LOO "
                         "(writes latency_loo.csv)")
+    p.add_argument("--item-latency", action="store_true",
+                   help="give each item (task id) a time intensity on log-latency, for data where hard items are "
+                        "also slow (the latency_by_item check flags that); normal latency family only")
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"),
                    help="NUTS implementation (numpyro needs the bench extra: jax, numpyro)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -72,7 +75,8 @@ def _fit(args) -> int:
     if not args.quiet:
         print(str(lr), file=sys.stderr)
     res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, ci_prob=args.ci_prob,
-              latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet)
+              latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet,
+              item_latency=args.item_latency)
     out = res.to_dir(args.out)
     d = res.diagnostics
     status = "ok" if d["ok"] else "NOT CONVERGED (see diagnostics.json; do not report these numbers)"

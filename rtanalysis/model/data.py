@@ -11,7 +11,10 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
 * ``timed_misses``: per (model, task_type, clock, unit), timed decisions and logged misses
   (early, late, silent or ``fallback``), for rows whose latencies are uninformative.
 * ``censored``: silent decisions under a timed clock whose window close is known, by distinct
-  (cell, close): ``count``. Each adds ``log(1 − Φ((log close − μ)/σ))``.
+  (cell, item ``i``, close): ``count``. Each adds ``log(1 − Φ((log close − μ)/σ))`` (μ plus the
+  item's time intensity when the model has one).
+* ``latency_item``: per (cell, item) with an item (``i`` ≥ 0): ``n`` and ``s1 = Σ log L`` of the acted
+  decisions: with the cell's ``s2`` exact for the Normal with an item time intensity.
 * ``exposure``: per model, acted decisions under a timed clock with a known window close (each
   adds ``log(1 − π_m)``, π_m = P(silent whatever the latency)).
 * ``binned``: counts of log-latency per cell in bins cut at the cell's quantiles (for the Student-t
@@ -61,6 +64,7 @@ class ModelData:
     type_log_g: np.ndarray | None = None  # per task type: log of the geometric-mean decisions per episode
     type_offset: np.ndarray | None = None  # per task type: logit(0.5^(1/g)), logit 0 ↔ P(capable) 0.5
     timed_misses: pd.DataFrame | None = None  # m, k, clock, u, n (timed decisions), miss (logged misses)
+    latency_item: pd.DataFrame | None = None  # m, k, u, i, n, s1, cell: acted decisions per (cell, item)
 
     @property
     def dims(self) -> dict[str, int]:
@@ -172,6 +176,7 @@ def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict
     S["unl"] = vocabulary.unlabelled_action(st).astype(float)
     S["wrong"] = vocabulary.wrong_action(st).astype(float)
     S["cell"] = tuple(e[c].to_numpy()[ep_of_step] for c in ("m", "k", "u"))
+    S["item"] = e["i"].to_numpy()[ep_of_step]
     return S
 
 
@@ -192,7 +197,7 @@ def _log_latencies(S: dict, n_units: int) -> pd.DataFrame:
     lat, acted = S["lat"], S["acted"]
     m, k, u = S["cell"]
     loglat = floored_log_latency(lat, u)  # the one definition, shared with the checks and metrics
-    return pd.DataFrame({"m": m, "k": k, "u": u, "x": loglat, "lat": lat,
+    return pd.DataFrame({"m": m, "k": k, "u": u, "i": S["item"], "x": loglat, "lat": lat,
                          "at_close": at_close(lat, S["close"])})[acted]
 
 
@@ -238,9 +243,9 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     lat_cell = pd.DataFrame({"m": m, "k": k, "u": u, "lat": np.where(acted & timed, S["lat"], np.nan)})
     cell_max = lat_cell.groupby(["m", "k", "u"])["lat"].transform("max").to_numpy()
     censor_at = np.fmax(close, cell_max)
-    cens = pd.DataFrame({"m": m[cens_sel], "k": k[cens_sel], "u": u[cens_sel],
+    cens = pd.DataFrame({"m": m[cens_sel], "k": k[cens_sel], "u": u[cens_sel], "i": S["item"][cens_sel],
                          "log_close": np.log(censor_at[cens_sel])})
-    censored = (by(cens, ["m", "k", "u", "log_close"]).size().rename(columns={"size": "count"})
+    censored = (by(cens, ["m", "k", "u", "i", "log_close"]).size().rename(columns={"size": "count"})
                 .drop(columns="_row", errors="ignore"))
     exp_sel = acted & timed & (close > 0) & ~np.isnan(close)
     exposure = (by(pd.DataFrame({"m": m[exp_sel]}), ["m"]).size()
@@ -258,6 +263,19 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
     censored["cell"] = [cell_index[(a, b, c)] for a, b, c in censored[["m", "k", "u"]].to_numpy()]
     return latency, censored, exposure, cell_index, cens_sel
+
+
+def latency_item_table(obs: pd.DataFrame, cell_index: dict) -> pd.DataFrame:
+    """``latency_item``: per (m, k, u, i) with an item, ``n`` and ``s1`` of the acted decisions'
+    log-latencies and the row of ``latency`` it refines (``cell``). The one rule for both paths
+    (pandas and DuckDB hand it the same per-decision or pre-summed columns)."""
+    f = obs[obs["i"] >= 0]
+    if "n" not in f:
+        f = f.assign(n=1, s1=f["x"])
+    out = (f.groupby(["m", "k", "u", "i"], as_index=False, sort=True).agg(n=("n", "sum"), s1=("s1", "sum"))
+           .astype({"m": np.int64, "k": np.int64, "u": np.int64, "i": np.int64, "n": np.int64}))
+    out["cell"] = np.array([cell_index[(a, b, c)] for a, b, c in out[["m", "k", "u"]].to_numpy()], dtype=np.int64)
+    return out.reset_index(drop=True)
 
 
 def _timed_misses(S: dict, e: pd.DataFrame) -> pd.DataFrame:
@@ -341,4 +359,5 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     e["task_type"] = ep["task_type"].astype(str).to_numpy()
     return ModelData(lv["models"], lv["task_types"], lv["units"], lv["items"], latency, censored, exposure, binned,
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
-                     log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e))
+                     log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
+                     latency_item_table(obs, cell_index))

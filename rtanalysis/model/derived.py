@@ -35,6 +35,7 @@ class ParamDraws:
     nu: np.ndarray | None = None
     silence: np.ndarray | None = None  # (S, model) P(silent whatever the latency), 0 without the mode
     length: np.ndarray | None = None  # (S, task_type) capability slope on centred log decisions
+    item_lat: np.ndarray | None = None  # (S, n_items + 1) item time intensities (log-latency), last = 0
 
     @property
     def n(self) -> int:
@@ -43,7 +44,12 @@ class ParamDraws:
     def take(self, idx) -> "ParamDraws":
         """The draws ``idx`` only."""
         return ParamDraws(*(None if a is None else a[idx] for a in (
-            self.mu, self.sigma, self.eta, self.item, self.fatality, self.nu, self.silence, self.length)))
+            self.mu, self.sigma, self.eta, self.item, self.fatality, self.nu, self.silence, self.length,
+            self.item_lat)))
+
+    def item_shift(self, items) -> np.ndarray | float:
+        """(S, len(items)) log-latency shift of these items (0 without item time intensities)."""
+        return 0.0 if self.item_lat is None else self.item_lat[:, np.asarray(items)]
 
 
 def _flat(ds, name, default_shape=None):
@@ -53,7 +59,7 @@ def _flat(ds, name, default_shape=None):
     return a.reshape((-1,) + a.shape[2:])
 
 
-def silence_mode_probability(mu, sigma, nu, pi, prevalence, d: ModelData) -> np.ndarray:
+def silence_mode_probability(mu, sigma, nu, pi, prevalence, d: ModelData, item_lat=None) -> np.ndarray:
     """(S, model): P(the model has a no-answer mode | parameters, data), from the hurdle's two
     likelihoods (what :func:`.build.build_model` marginalises)."""
     S, n_m = pi.shape
@@ -62,7 +68,8 @@ def silence_mode_probability(mu, sigma, nu, pi, prevalence, d: ModelData) -> np.
     without = np.zeros((S, n_m))
     if len(C):
         u, m, k = C["u"].to_numpy(), C["m"].to_numpy(), C["k"].to_numpy()
-        z = (C["log_close"].to_numpy()[None, :] - mu[:, u, m, k]) / sigma[:, u, m, k]
+        shift = 0.0 if item_lat is None else item_lat[:, C["i"].to_numpy()]
+        z = (C["log_close"].to_numpy()[None, :] - mu[:, u, m, k] - shift) / sigma[:, u, m, k]
         if nu is None:
             log_s = log_ndtr(-z)
         else:
@@ -105,11 +112,12 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
         item = np.zeros((S, 1))
     nu = g("nu")
     sigma = np.exp(ls)
+    item_lat = np.concatenate([g("item_lat"), np.zeros((S, 1))], axis=1) if "item_lat" in ds else None
     pi = g("silence")
     prevalence = g("silence_prevalence")
     if pi is not None and prevalence is not None:
         p_mode = (np.broadcast_to(prevalence[:, None], pi.shape) if prior
-                  else silence_mode_probability(mu, sigma, nu, pi, prevalence, d))
+                  else silence_mode_probability(mu, sigma, nu, pi, prevalence, d, item_lat))
         pi = np.where(np.random.default_rng(seed).random(pi.shape) < p_mode, pi, 0.0)
     fatality = g("fatality")
     always = g("always_fatal")
@@ -118,7 +126,7 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
         p_always = (np.broadcast_to(always[:, None], fatality.shape) if prior
                     else expit(g("always_fatal_log_odds")))
         fatality = np.where(rng.random(fatality.shape) < p_always, 1.0, fatality)
-    return ParamDraws(mu, sigma, eta, item, fatality, nu, pi, g("length_cap"))
+    return ParamDraws(mu, sigma, eta, item, fatality, nu, pi, g("length_cap"), item_lat)
 
 
 def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs) -> np.ndarray:
@@ -215,8 +223,8 @@ CAPABILITY_CACHE_BYTES = 256 * 2**20
 @dataclass
 class RowStructure:
     """One row's episodes grouped twice: by what capability depends on (item, length: ``A`` classes)
-    and by what timing depends on (time unit and the count of decisions in each window: ``B``
-    classes). ``weight`` (A × B, sparse) is the share of the row's episodes in each pair, so
+    and by what timing depends on (time unit, the item when items have time intensities, and the
+    count of decisions in each window: ``B`` classes). ``weight`` (A × B, sparse) is the share of the row's episodes in each pair, so
     ``p_success = Σ_ab weight_ab · p_cap_a · keep_b``: capability and timing are combined per
     episode (longer episodes can be both harder and more exposed to misses), yet the capability,
     the costly part, is computed once per ``A`` class and reduced to ``B`` classes once per set of
@@ -228,7 +236,8 @@ class RowStructure:
     class_weight: np.ndarray  # (B,) share of the row's episodes per timing class
     units: np.ndarray  # the row's distinct time units
     class_unit: np.ndarray  # (B,) time unit of each timing class
-    #: per time unit: (unit, (window opens, closes), pattern (B_u, W_u) decisions per window, B indices)
+    #: per (time unit, item): (unit, item (-1: none or no time intensity), (window opens, closes),
+    #: pattern (B_u, W_u) decisions per window, B indices)
     per_unit: list | None
 
 
@@ -241,8 +250,10 @@ class Deriver:
     and more exposed to misses.
     """
 
-    def __init__(self, d: ModelData):
+    def __init__(self, d: ModelData, item_latency: bool = False):
         self.d = d
+        #: timing classes split by item: the item's time intensity moves its decisions' P(miss)
+        self.item_latency = bool(item_latency and d.items)
         self.rows = rows_of(d)
         self._row_windows = self._windows_by_row()
         self._row_cache = [self._row_structure(r, w) for r, w in zip(self.rows.itertuples(), self._row_windows)]
@@ -311,7 +322,8 @@ class Deriver:
                 np.add.at(C, (pd.Index(eps).get_indexer(ew["ep"].to_numpy()),
                               pd.Index(wids_all).get_indexer(ew["wid"].to_numpy())), ew["count"].to_numpy(float))
         cap_key, a_of = _distinct_rows([ep["i"].to_numpy(float), ep["x"].to_numpy(float)])
-        tim_key, b_of = _distinct_rows([units.astype(float), *C.T])
+        timing_item = ep["i"].to_numpy(float) if self.item_latency else np.full(len(eps), -1.0)
+        tim_key, b_of = _distinct_rows([units.astype(float), timing_item, *C.T])
         weight = coo_matrix((np.full(len(eps), 1.0 / len(eps)), (a_of, b_of)),
                             shape=(len(cap_key), len(tim_key))).tocsr()  # duplicates summed
         class_weight = np.bincount(b_of, minlength=len(tim_key)) / len(eps)
@@ -321,13 +333,15 @@ class Deriver:
         if r.clock == "paused":
             return structure
         structure.per_unit = []
+        gi = tim_key[:, 1].astype(np.int64)
         for u in np.unique(gu):
             in_unit = (d.windows["u"] == u).to_numpy()
             # window bounds as arrays here, once, not looked up per λ and swap in compute()
             bounds = (d.windows["open"].to_numpy(float)[in_unit], d.windows["close"].to_numpy(float)[in_unit])
             wids = d.windows.index[in_unit].to_numpy()
-            sel = np.flatnonzero(gu == u)
-            structure.per_unit.append((u, bounds, tim_key[sel][:, 1 + wids], sel))
+            for item in np.unique(gi[gu == u]):
+                sel = np.flatnonzero((gu == u) & (gi == item))
+                structure.per_unit.append((u, item, bounds, tim_key[sel][:, 2 + wids], sel))
         return structure
 
     def near_close_share(self, p: ParamDraws, fraction: float) -> np.ndarray:
@@ -341,9 +355,9 @@ class Deriver:
                 continue
             num, n_dec = np.zeros(p.n), 0.0
             pi = p.silence[:, r.m][:, None] if p.silence is not None else 0.0
-            for u, (_, close), pattern, sel in s.per_unit:
-                below, beyond = _miss_probs(p.mu[:, u, r.m, r.k], p.sigma[:, u, r.m, r.k], close * (1 - fraction),
-                                            close, p.nu)
+            for u, item, (_, close), pattern, sel in s.per_unit:
+                below, beyond = _miss_probs(p.mu[:, u, r.m, r.k] + p.item_shift(item), p.sigma[:, u, r.m, r.k],
+                                            close * (1 - fraction), close, p.nu)
                 dec = pattern.T @ s.class_weight[sel]
                 num += ((1 - pi) * (1 - below - beyond)) @ dec
                 n_dec += dec.sum()
@@ -368,15 +382,15 @@ class Deriver:
             kept[j] = by_class
         return by_class
 
-    def _timing_split(self, p: ParamDraws, r, u: int, bounds, lat_m: int, log_lam: float):
+    def _timing_split(self, p: ParamDraws, r, u: int, item: int, bounds, lat_m: int, log_lam: float):
         """(P(early), P(late), P(silent)), (S, W) each, for row ``r``'s windows (``bounds`` = their
-        (open, close) arrays) of unit ``u``:
+        (open, close) arrays) of unit ``u`` and ``item`` (its time intensity, the same under a latency swap):
         early (1 − π)·P(L < open), late (1 − π)·P(close < L ≤ g), silent π + (1 − π)·P(L > g).
         Silent is what the logs show, no action: the no-answer mode (π) or a latency beyond the
         cell's censor point g (:func:`censor_points`; the harness's, so it stays put under λ or a
         latency swap)."""
         w_open, close = bounds
-        mu = p.mu[:, u, lat_m, r.k] + log_lam
+        mu = p.mu[:, u, lat_m, r.k] + p.item_shift(item) + log_lam
         sigma = p.sigma[:, u, lat_m, r.k]
         pe, pl = _miss_probs(mu, sigma, w_open, close, p.nu)
         pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((p.n, 1))
@@ -402,7 +416,7 @@ class Deriver:
                 keep = np.ones((S, len(s.class_weight)))  # P(no fatal miss) per timing class
                 early, late, silent = np.zeros(S), np.zeros(S), np.zeros(S)
                 n_dec = 0.0
-                for u, (w_open, w_close), pattern, sel in s.per_unit:
+                for u, item, (w_open, w_close), pattern, sel in s.per_unit:
                     if (lat_m, r.k, u) in self.uninformative:
                         # constant latencies (of this model, or of the one whose latency it is given):
                         # no distribution to scale, and its μ, σ are the prior's; every window misses
@@ -412,7 +426,7 @@ class Deriver:
                                        axis=1)
                         silent_w = np.zeros_like(pe)
                     else:
-                        pe, pl, silent_w = self._timing_split(p, r, u, (w_open, w_close), lat_m, log_lam)
+                        pe, pl, silent_w = self._timing_split(p, r, u, item, (w_open, w_close), lat_m, log_lam)
                     q = np.clip(pe + pl + silent_w, 0.0, 1.0)
                     # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an
                     # episode group does not have; e^-37 per miss is zero for every purpose

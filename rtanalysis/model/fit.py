@@ -85,7 +85,7 @@ RETRY_TARGET_ACCEPT = 0.95
 
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | str | None = "auto",
-        sampler: str = "nutpie", per_row: bool = False) -> "FitResult":
+        sampler: str = "nutpie", per_row: bool = False, item_latency: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
@@ -96,7 +96,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     (recorded in ``diagnostics["retried"]``); a number (or ``None`` = draws) fixes the tuning and
     never retries (simulation studies, where the procedure must not depend on the draws). Same data and seed give identical tables. ``per_row``:
     the same likelihood without aggregation (one term per decision and episode; a benchmark
-    baseline, much slower).
+    baseline, much slower). ``item_latency``: each item (task id) also gets a time intensity on
+    log-latency, paired with its capability effect in the derived quantities (for data where hard
+    items are also slow: the ``latency_by_item`` check flags it); normal latency family only.
     """
     from .build import build_model
 
@@ -104,6 +106,8 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         raise ValueError(f"latency_family must be 'auto', 'normal' or 't', got {latency_family!r}")
     if not 0 < ci_prob < 1:
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
+    if item_latency and latency_family != "normal":
+        raise ValueError(f"item_latency=True needs latency_family='normal', got {latency_family!r}")
     if not (tune is None or tune == "auto" or (isinstance(tune, (int, np.integer)) and tune >= 0)):
         raise ValueError(f"tune must be a number of steps >= 0, None or 'auto', got {tune!r}")
     episodes, steps = _as_frames(data)
@@ -118,7 +122,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
             print("choosing the latency family (normal vs t) by LOO on binned log-latency...", file=sys.stderr)
         loo = latency_loo(d, draws=min(draws, 500), chains=max(2, chains), seed=seed, sampler=sampler)
         chosen = choose_family(loo)
-    model = build_model(d, chosen)
+    model = build_model(d, chosen, item_latency=item_latency)
     if progress:
         print(f"setting up the model ({chosen} latency; compiled once per machine, cached afterwards)...",
               file=sys.stderr)
@@ -140,7 +144,8 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     diag.update(_data_notes(d))
     return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
                      data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
-                     tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
+                     tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
+                     item_latency=bool(item_latency and d.items))
 
 
 def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, target_accept=None):
@@ -200,6 +205,7 @@ class FitResult:
     episodes: pd.DataFrame | None = field(default=None, repr=False)  # the tidy frames it was fitted on
     steps: pd.DataFrame | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
+    item_latency: bool = False  # items have time intensities (``fit(item_latency=True)``)
 
     # ---------------------------------------------------------------- internals
     @property
@@ -211,7 +217,7 @@ class FitResult:
     @property
     def _deriver(self) -> Deriver:
         if "deriver" not in self._cache:
-            self._cache["deriver"] = Deriver(self.data)
+            self._cache["deriver"] = Deriver(self.data, item_latency=self.item_latency)
         return self._cache["deriver"]
 
     def _draws(self, lam: float = 1.0, swap=None) -> dict[str, np.ndarray]:
@@ -354,7 +360,8 @@ class FitResult:
         from .checks import predictive_check, prior_params
 
         seed = self.seed if seed is None else seed
-        return predictive_check(self, prior_params(self.data, self.latency_family, draws, seed), seed, "prior")
+        return predictive_check(self, prior_params(self.data, self.latency_family, draws, seed,
+                                                             self.item_latency), seed, "prior")
 
     def frequentist(self) -> pd.DataFrame:
         """statsmodels cross-check beside the posterior, with a ``disagree`` flag."""
@@ -387,6 +394,7 @@ class FitResult:
         self.counterfactuals().to_csv(out / "counterfactuals.csv", index=False)
         info = {**self.diagnostics, "seed": self.seed, "draws": self.n_draws, "chains": self.chains,
                 "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
+                "item_latency": self.item_latency,
                 "ci_prob": self.ci_prob, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
         if self._loo is not None:
@@ -420,11 +428,13 @@ class FitResult:
         return cls(idata=idata, data=aggregate(episodes, steps), diagnostics=diag, seed=info["seed"],
                    ci_prob=info.get("ci_prob", info.get("interval")), data_hash=digest, latency_family=info["latency_family"],
                    n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
-                   _diag_table=table, _loo=loo, episodes=episodes, steps=steps)
+                   _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
+                   item_latency=bool(info.get("item_latency", False)))
 
 
 #: keys of diagnostics.json that describe the run rather than the diagnostics
-_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "ci_prob", "rtanalysis_version",
+_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "item_latency", "ci_prob",
+             "rtanalysis_version",
              "data_hash", "data", "latency_loo")
 
 

@@ -39,6 +39,12 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "sd_model_type_lat": ("Fixed", {"value": 1.0}, "model × task-type log-latency interaction, zero-sum, Normal(0, 1)"),
     "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0},
            "log of the within-cell SD of log-latency, centred at log 0.5 (SD 0.07-3.6 in 95%)"),
+    "sd_item_lat": ("HalfNormal", {"sigma": 1.0},
+                    "item time intensity (``item_latency=True``): spread of items' log-latency effects within "
+                    "each task type (van der Linden's lognormal response-time model; LNIRT)"),
+    "item_cap_per_lat": ("Normal", {"mu": 0.0, "sigma": 1.5},
+                         "per task type, item capability logit per unit of item time intensity (``item_latency=True``;"
+                         " LNIRT's difficulty-intensity correlation in regression form); < 0: slow items are hard"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
     # silence: a hurdle. With probability `silence_prevalence` a model has a "no answer" mode with

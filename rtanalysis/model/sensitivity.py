@@ -26,7 +26,7 @@ import pandas as pd
 #: arviz_stats' threshold for a sensitivity that matters (psense_summary's default)
 THRESHOLD = 0.05
 #: the free variables whose prior densities are left out of the log prior (see the module docstring)
-HIERARCHY_LEVEL = ("z_item_cap",)
+HIERARCHY_LEVEL = ("z_item_cap", "z_item_lat")
 #: the derived quantities checked by default
 SENSITIVITY_QUANTITIES = ("share_timing", "p_timely")
 SENSITIVITY_COLUMNS = ["quantity", "model", "task_type", "clock", "prior_sensitivity", "likelihood_sensitivity",
@@ -107,7 +107,7 @@ def prior_sensitivity(res, quantities=SENSITIVITY_QUANTITIES, threshold: float =
     (paused rows have p_timely = 1 and share_timing = 0 by definition: nothing to perturb)."""
     from .build import build_model
 
-    model = build_model(res.data, res.latency_family)
+    model = build_model(res.data, res.latency_family, item_latency=getattr(res, "item_latency", False))
     log_prior, log_lik = log_prior_likelihood(model, res.idata["posterior"])
     rows = res._deriver.rows
     timed = (rows["clock"] != "paused").to_numpy()

@@ -40,6 +40,11 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
     p.add_argument("--seed", type=int, default=0, help="random seed: same inputs + seed give identical tables")
     p.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=DEFAULT_CI_PROB,
                    help=f"probability of every interval in figures, tables and text (default {DEFAULT_CI_PROB})")
+    p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
+                   help="log-latency family: normal (default), t, or auto (chosen by LOO)")
+    p.add_argument("--item-latency", action="store_true",
+                   help="give each item (task id) a time intensity on log-latency (hard items that are also "
+                        "slow; the latency_by_item check flags them); normal latency family only")
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
     p.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
@@ -74,7 +79,8 @@ def _report(args, paths, fmt: str = "auto") -> dict:
     try:
         return run_report(paths, args.out, draws=args.draws, chains=args.chains, seed=args.seed,
                           ci_prob=args.ci_prob, figures_dir=args.figures, fit_model=not args.no_fit,
-                          progress=not args.quiet, format=fmt, tune=args.tune)
+                          progress=not args.quiet, format=fmt, tune=args.tune,
+                          latency_family=args.latency_family, item_latency=args.item_latency)
     except ValueError as e:  # unreadable input or an unknown format: a user error, not a crash
         raise _cli_error(str(e)) from e
 

@@ -203,11 +203,13 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
             f"{plots.style.pct(ci_prob)} Wilson intervals, and the decomposition comes from the step labels.")}]
     d = fit.diagnostics or {}
     family = "log-normal" if fit.latency_family == "normal" else "Student-t on the log scale"
+    items = (", and a time intensity per item (task), paired with the item's capability effect"
+             if getattr(fit, "item_latency", False) else "")
     return [{"kind": "p", "text": (
         "**Model.** A hierarchical capability × timing model (PyMC): an episode succeeds when the model is "
         "capable (logit-scale model, task-type, model × task-type and item effects; see `docs/model.md` for which "
         "scales are fixed and which are estimated) and every "
-        f"decision lands inside its validity window (latency {family} with model and task-type effects; a missed "
+        f"decision lands inside its validity window (latency {family} with model and task-type effects{items}; a missed "
         "window is fatal with a per-task-type probability). Under the paused clock timing cannot fail, which "
         "identifies capability. Priors are weakly informative and do not depend on the data (the registry in "
         "`rtanalysis.model.priors`, documented in `docs/model.md`). Latency cells with fewer than 3 distinct "

@@ -86,7 +86,7 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
     con.execute("""CREATE TEMP TABLE epk AS
         SELECT epc._part, (sum(epc.n_steps) OVER (PARTITION BY epc._part ORDER BY epc._row) - epc.n_steps)::BIGINT
                AS start, epc.ep, epc.c_models AS m, epc.c_task_types AS k, epc.c_units AS u, epc.c_clocks AS c,
-               lv_timed.timed
+               epc.c_items AS i, lv_timed.timed
         FROM epc JOIN lv_timed USING (c_clocks) WHERE epc.n_steps > 0""")
     return e
 
@@ -104,7 +104,7 @@ def _step_view(con, sglob: str | None) -> None:
     # materialised once, narrow and numeric (DuckDB spills it to disk if need be): the holistic
     # aggregates below (median, quantiles) then scan only numbers
     con.execute(f"""CREATE TEMP TABLE s AS
-        SELECT epk.ep, epk.m, epk.k, epk.u, epk.c, epk.timed, st.latency AS lat,
+        SELECT epk.ep, epk.m, epk.k, epk.u, epk.c, epk.i, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
                -- "missed" of rtanalysis.load.vocabulary (a played fallback is already too_late there)
@@ -148,7 +148,7 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     from ..model.data import ModelData
 
     type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
-    latency, censored, exposure = _latency_tables(con, len(levels["units"]))
+    latency, censored, exposure, latency_item = _latency_tables(con, len(levels["units"]))
     log_ref = _log_ref(con, levels["units"])
     edges, binned = _bins(con, latency, log_ref)
     groups = _success_groups(e)
@@ -159,7 +159,7 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
                      exposure, binned, edges, groups["unlabelled"], groups["cap_labelled"],
                      groups["timing_labelled"], groups["not_capable"], e, windows, episode_windows, log_ref,
                      _item_type(e, len(levels["items"])), type_log_g, type_offset,
-                     _timed_misses(con, levels["clocks"]))
+                     _timed_misses(con, levels["clocks"]), latency_item)
 
 
 def _length_covariate(n_decisions, k, n_types):
@@ -169,22 +169,24 @@ def _length_covariate(n_decisions, k, n_types):
 
 
 def _latency_tables(con, n_units: int):
-    """(latency, censored, exposure) as ``aggregate`` builds them; log-latency ``x`` is computed in
-    DuckDB with each unit's floor (half its smallest positive latency) for zero latencies."""
+    """(latency, censored, exposure, latency_item) as ``aggregate`` builds them; log-latency ``x`` is
+    computed in DuckDB with each unit's floor (half its smallest positive latency) for zero latencies."""
+    from ..model.data import latency_item_table
+
     con.execute("""CREATE TEMP TABLE floors AS
         SELECT u, coalesce(min(lat) FILTER (acted AND lat > 0) / 2, 1e-3) AS floor FROM s GROUP BY u""")
     con.execute("""CREATE TEMP TABLE obs AS
-        SELECT s.m, s.k, s.u, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
+        SELECT s.m, s.k, s.u, s.i, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
     latency = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, count(*)::BIGINT n, fsum(x) s1, fsum(x * x) s2
         FROM obs GROUP BY m, k, u""").df()
     cens = con.sql("""WITH cmax AS (SELECT m, k, u, max(lat) FILTER (acted AND timed) AS cmax FROM s GROUP BY m, k, u)
-        SELECT s.m::BIGINT m, s.k::BIGINT k, s.u::BIGINT u,
+        SELECT s.m::BIGINT m, s.k::BIGINT k, s.u::BIGINT u, s.i::BIGINT i,
                CASE WHEN cmax.cmax > s.close THEN cmax.cmax ELSE s.close END AS censor_at, count(*)::BIGINT AS count
         FROM s JOIN cmax USING (m, k, u)
         WHERE NOT s.acted AND s.timed AND s.close > 0 AND NOT isnan(s.close) GROUP BY ALL""").df()
     # the log in NumPy, grouped again in pandas: the keys are those of ``aggregate``, bit for bit
     cens = cens.assign(log_close=np.log(cens["censor_at"].to_numpy(float)))
-    censored = (cens.groupby(["m", "k", "u", "log_close"], as_index=False)["count"].sum()
+    censored = (cens.groupby(["m", "k", "u", "i", "log_close"], as_index=False)["count"].sum()
                 .astype({"count": np.int64}))
     exposure = con.sql("""SELECT m::BIGINT m, count(*)::BIGINT n_acted FROM s
         WHERE acted AND timed AND close > 0 AND NOT isnan(close) GROUP BY m ORDER BY m""").df()
@@ -193,7 +195,9 @@ def _latency_tables(con, n_units: int):
     latency = _add_distinct(con, latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64}))
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
     censored["cell"] = [cell_index[(m, k, u)] for m, k, u in censored[["m", "k", "u"]].to_numpy()]
-    return latency, censored, exposure
+    per_item = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, i::BIGINT i, count(*)::BIGINT n, fsum(x) s1
+        FROM obs WHERE i >= 0 GROUP BY m, k, u, i""").df()
+    return latency, censored, exposure, latency_item_table(per_item, cell_index)
 
 
 def _add_distinct(con, latency: pd.DataFrame) -> pd.DataFrame:
