@@ -114,7 +114,7 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         nu = _prior("nu") if latency_family == "t" else None
         _latency_likelihood(d, L, mu, log_sigma, nu)
         item_lat = _item_time_intensity(d, L, mu, log_sigma) if item_latency else None
-        _silence_hurdle(d, mu, pt.exp(log_sigma), nu, item_lat)
+        _silence_hurdle(d, mu, pt.exp(log_sigma), nu, None if item_lat is None else item_lat[0])
         log_capable = _capability(d, item_lat)
         _success_likelihood(d, log_capable)
         _capable_labelled(d, log_capable)
@@ -141,6 +141,22 @@ def _latency_likelihood(d: ModelData, L, mu, log_sigma, nu) -> None:
 ITEM_LAT_CENTRED_MIN_DECISIONS = 20
 
 
+def item_latency_decisions(d: ModelData) -> np.ndarray:
+    """Per item: its acted decisions in informative latency cells (what its time intensity is
+    learnt from; a cell of tick-length latencies says nothing about it)."""
+    LI = d.latency_item
+    if not d.items or LI is None or not len(LI):
+        return np.zeros(len(d.items))
+    L = d.latency
+    keep = L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
+    return np.bincount(LI["i"].to_numpy(), weights=LI["n"].to_numpy(float) * keep, minlength=len(d.items))
+
+
+def uses_item_latency(d: ModelData, requested: bool) -> bool:
+    """Item time intensities are fitted when asked for and some item has informative latencies."""
+    return bool(requested and (item_latency_decisions(d) > 0).any())
+
+
 def _item_time_intensity(d: ModelData, L, mu, log_sigma):
     """Item time intensity τ_i (``item_lat``): log L ~ Normal(μ_mk + τ_i, σ_mk) for the decisions of
     item i (van der Linden 2007's lognormal response times; LNIRT pairs τ_i with the item's
@@ -149,11 +165,12 @@ def _item_time_intensity(d: ModelData, L, mu, log_sigma):
     effect, so P(no fatal miss | capable) follows the items' joint spread without a correlation
     parameter. Written on the sufficient statistics: Σ over the item's decisions of (x − μ − τ)² =
     Σ (x − μ)² − 2τ(s1 − nμ) + nτ², the first term being the cell's. Returns the effects with a
-    trailing 0 (no task id)."""
-    if not d.items:
+    trailing 0 (no task id), and each item's 0/1 "has informative latencies" (an item without any
+    keeps its prior τ, non-centred, and its difficulty is not tied to it)."""
+    if not uses_item_latency(d, True):
         return None
     LI = d.latency_item
-    per_item = np.bincount(LI["i"].to_numpy(), weights=LI["n"].to_numpy(float), minlength=len(d.items))
+    per_item = item_latency_decisions(d)
     centred = (per_item >= ITEM_LAT_CENTRED_MIN_DECISIONS).astype(float)
     tau = _nested_item_effects(d, "lat", centred)
     keep = L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
@@ -163,7 +180,7 @@ def _item_time_intensity(d: ModelData, L, mu, log_sigma):
     s1 = _data("li_s1", LI["s1"].to_numpy(float) * keep, "float64")
     pm.Potential("latency_item_obs", pt.sum((t * (s1 - n * mu[cell]) - 0.5 * n * t**2)
                                             / pt.exp(log_sigma[cell]) ** 2))
-    return tau
+    return tau, _data("item_has_latency", (per_item > 0).astype(float), "float64")
 
 
 def _silence_hurdle(d: ModelData, mu, sigma, nu, item_lat=None) -> None:
@@ -217,9 +234,10 @@ def _item_effects(d: ModelData, item_lat=None):
                                record=item_lat is None)
     if item_lat is None:
         return own
+    tau, has = item_lat
     slope = _prior("item_cap_per_lat", dims="task_type")
     item_k = _data("item_type_lat_slope", d.item_type, "int64")
-    total = own[:-1] + slope[item_k] * item_lat[:-1]
+    total = own[:-1] + slope[item_k] * tau[:-1] * has
     return pt.concatenate([pm.Deterministic("item_cap", total, dims="item"), pt.zeros(1)])
 
 
