@@ -1,0 +1,73 @@
+"""How many draws leaderboard-scale data need (issue 13's "fewer default draws for data this
+informative"): one ``leaderboard60`` dataset, the fit at several (draws, tune) per chain side by
+side: sampling seconds, R-hat, bulk/tail ESS, divergences, whether the diagnostics gate passes, and
+how far the decomposition moves from the default setting's (largest |difference| of p_timely,
+share_timing, p_capable posterior means in units of the default's posterior SD).
+
+    python benchmarks/bench_draws.py [--tasks 100 --seeds 3] [--settings 1000:1000 500:500 500:1000]
+
+Results are appended to ``benchmarks/results/bench_draws.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
+
+RESULTS = Path(__file__).resolve().parent / "results"
+QUANTITIES = ("p_capable", "p_timely", "share_timing")
+
+
+def main(argv=None) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from rtanalysis.model import fit
+    from rtanalysis.simulate import simulate
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=100)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--settings", nargs="+", default=["1000:1000", "500:500", "500:1000"],
+                    help="draws:tune per chain; the first is the reference")
+    args = ap.parse_args(argv)
+    lr = simulate("leaderboard60", seed=0, tasks=args.tasks, seeds=args.seeds).load()
+    rows, ref = [], None
+    for setting in args.settings:
+        draws, tune = (int(x) for x in setting.split(":"))
+        t0 = time.perf_counter()
+        res = fit(lr, draws=draws, chains=args.chains, seed=0, progress=False, tune=tune)
+        wall = time.perf_counter() - t0
+        d = res.diagnostics
+        dec = res.decomposition().set_index(["model", "task_type", "clock"])
+        if ref is None:
+            ref = dec
+        sd = {q: (ref[f"{q}_hi"] - ref[f"{q}_lo"]) / (2 * 1.96) for q in QUANTITIES}
+        moved = max(float(np.nanmax(np.abs(dec[q] - ref[q]) / sd[q].where(sd[q] > 0))) for q in QUANTITIES)
+        rows.append({"draws": draws, "tune": tune, "chains": args.chains, "fit_s": round(wall, 1),
+                     "sampling_s": round(float(d.get("sampling_only_seconds", d.get("sampling_seconds", 0))), 1),
+                     "max_rhat": round(d["max_rhat"], 4), "min_ess_bulk": round(d["min_ess_bulk"]),
+                     "min_ess_tail": round(d["min_ess_tail"]), "divergences": d["n_divergent"], "ok": d["ok"],
+                     "max_shift_in_sd": round(moved, 3)})
+        print(rows[-1], file=sys.stderr, flush=True)
+    table = pd.DataFrame(rows)
+    base = table["sampling_s"].iloc[0]
+    table["sampling_ratio"] = (table["sampling_s"] / base).round(2)
+    text = (f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; leaderboard60 --tasks {args.tasks} --seeds "
+            f"{args.seeds}: {len(lr.episodes):,} episodes, {len(lr.steps):,} decisions; load average "
+            f"{tuple(round(x, 1) for x in os.getloadavg())}\n{table.to_string(index=False)}\n")
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    with open(RESULTS / "bench_draws.txt", "a") as fh:
+        fh.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
