@@ -218,6 +218,11 @@ def _silence_hurdle(d: ModelData, mu, sigma, nu, item_lat=None) -> None:
 #: ties the item SD to every z (sd_item_cap bulk ESS 40 of 400 draws on leaderboard60); a sparse
 #: item leaves the effect to the prior, where the centred form is a funnel
 ITEM_CENTRED_MIN_EPISODES = 50
+#: ... and only in a task type with at least this many items: with a few items the item SD is barely
+#: identified, its posterior reaches towards 0 and the centred form is a funnel there however rich
+#: each item (mixed preset, 4 items per type, 90 episodes each: 34 divergences in sd_item_cap
+#: centred, 0 non-centred; 4 × 500 draws)
+ITEM_CENTRED_MIN_ITEMS = 10
 
 
 def _item_effects(d: ModelData, item_lat=None):
@@ -247,6 +252,9 @@ def _nested_item_effects(d: ModelData, part: str, centred: np.ndarray, record: b
     ``centred``, passed as data (one graph for every dataset): z ~ Normal(0, sd^w), effect =
     sd^(1−w)·z (Papaspiliopoulos, Roberts & Sköld 2007). ``record``: keep them as ``item_<part>``."""
     n_items = len(d.items)
+    if n_items:  # centred only where the type has enough items to identify its SD
+        items_in_type = np.bincount(d.item_type, minlength=len(d.task_types))[d.item_type]
+        centred = centred * (items_in_type >= ITEM_CENTRED_MIN_ITEMS)
     w = _data(f"item_centred_{part}", centred, "float64")
     # item SD per task type (items of different types are different kinds of problem); items are
     # nested in types, so their mean within a type is removed (it is the type effect's job: left
