@@ -113,7 +113,7 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         L, mu, log_sigma = latency_cells(d)
         nu = _prior("nu") if latency_family == "t" else None
         _latency_likelihood(d, L, mu, log_sigma, nu)
-        item_lat = _item_time_intensity(d, L, mu, log_sigma) if item_latency else None
+        item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
         _silence_hurdle(d, mu, pt.exp(log_sigma), nu, None if item_lat is None else item_lat[0])
         log_capable = _capability(d, item_lat)
         _success_likelihood(d, log_capable)
@@ -141,15 +141,20 @@ def _latency_likelihood(d: ModelData, L, mu, log_sigma, nu) -> None:
 ITEM_LAT_CENTRED_MIN_DECISIONS = 20
 
 
+def _latency_item_keep(d: ModelData) -> np.ndarray:
+    """Per row of ``d.latency_item``: 1 when its latency cell is informative (in the likelihood)."""
+    LI, L = d.latency_item, d.latency
+    return L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
+
+
 def item_latency_decisions(d: ModelData) -> np.ndarray:
     """Per item: its acted decisions in informative latency cells (what its time intensity is
     learnt from; a cell of tick-length latencies says nothing about it)."""
     LI = d.latency_item
     if not d.items or LI is None or not len(LI):
         return np.zeros(len(d.items))
-    L = d.latency
-    keep = L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
-    return np.bincount(LI["i"].to_numpy(), weights=LI["n"].to_numpy(float) * keep, minlength=len(d.items))
+    return np.bincount(LI["i"].to_numpy(), weights=LI["n"].to_numpy(float) * _latency_item_keep(d),
+                       minlength=len(d.items))
 
 
 def uses_item_latency(d: ModelData, requested: bool) -> bool:
@@ -157,13 +162,13 @@ def uses_item_latency(d: ModelData, requested: bool) -> bool:
     return bool(requested and (item_latency_decisions(d) > 0).any())
 
 
-def _item_time_intensity(d: ModelData, L, mu, log_sigma):
+def _item_time_intensity(d: ModelData, mu, log_sigma):
     """Item time intensity τ_i (``item_lat``): log L ~ Normal(μ_mk + τ_i, σ_mk) for the decisions of
     item i (van der Linden 2007's lognormal response times; LNIRT pairs τ_i with the item's
-    difficulty). Items with hard content are often slow, so the episodes that are capable (easy
-    items) are also the fast ones; the derived quantities pair each item's τ_i with its capability
-    effect, so P(no fatal miss | capable) follows the items' joint spread without a correlation
-    parameter. Written on the sufficient statistics: Σ over the item's decisions of (x − μ − τ)² =
+    difficulty, here through :func:`_item_effects`). Items with hard content are often slow, so the
+    episodes that are capable (easy items) are also the fast ones; the derived quantities pair each
+    item's τ_i with its capability effect, so P(no fatal miss | capable) follows the items' joint
+    spread. Written on the sufficient statistics: Σ over the item's decisions of (x − μ − τ)² =
     Σ (x − μ)² − 2τ(s1 − nμ) + nτ², the first term being the cell's. Returns the effects with a
     trailing 0 (no task id), and each item's 0/1 "has informative latencies" (an item without any
     keeps its prior τ, non-centred, and its difficulty is not tied to it)."""
@@ -173,7 +178,7 @@ def _item_time_intensity(d: ModelData, L, mu, log_sigma):
     per_item = item_latency_decisions(d)
     centred = (per_item >= ITEM_LAT_CENTRED_MIN_DECISIONS).astype(float)
     tau = _nested_item_effects(d, "lat", centred)
-    keep = L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
+    keep = _latency_item_keep(d)
     cell = _data("li_cell", LI["cell"], "int64")
     t = tau[_data("li_item", LI["i"], "int64")]
     n = _data("li_n", LI["n"].to_numpy(float) * keep, "float64")
