@@ -157,9 +157,9 @@ def item_latency_decisions(d: ModelData) -> np.ndarray:
                        minlength=len(d.items))
 
 
-def uses_item_latency(d: ModelData, requested: bool) -> bool:
-    """Item time intensities are fitted when asked for and some item has informative latencies."""
-    return bool(requested and (item_latency_decisions(d) > 0).any())
+def has_item_latency_data(d: ModelData) -> bool:
+    """Some item has informative latencies: item time intensities can be fitted."""
+    return bool((item_latency_decisions(d) > 0).any())
 
 
 def _item_time_intensity(d: ModelData, mu, log_sigma):
@@ -172,10 +172,10 @@ def _item_time_intensity(d: ModelData, mu, log_sigma):
     Σ (x − μ)² − 2τ(s1 − nμ) + nτ², the first term being the cell's. Returns the effects with a
     trailing 0 (no task id), and each item's 0/1 "has informative latencies" (an item without any
     keeps its prior τ, non-centred, and its difficulty is not tied to it)."""
-    if not uses_item_latency(d, True):
+    per_item = item_latency_decisions(d)
+    if not (per_item > 0).any():
         return None
     LI = d.latency_item
-    per_item = item_latency_decisions(d)
     centred = (per_item >= ITEM_LAT_CENTRED_MIN_DECISIONS).astype(float)
     tau = _nested_item_effects(d, "lat", centred)
     keep = _latency_item_keep(d)
@@ -225,8 +225,8 @@ def _silence_hurdle(d: ModelData, mu, sigma, nu, item_lat=None) -> None:
 ITEM_CENTRED_MIN_EPISODES = 50
 #: ... and only in a task type with at least this many items: with a few items the item SD is barely
 #: identified, its posterior reaches towards 0 and the centred form is a funnel there however rich
-#: each item (mixed preset, 4 items per type, 90 episodes each: 34 divergences in sd_item_cap
-#: centred, 0 non-centred; 4 × 500 draws)
+#: each item (mixed preset, 4 items per type, 90 episodes each: 90 and 124 divergences in 12 fits
+#: of 4 × 500 centred, 0 in 24 after; benchmarks/results/recovery_study_mixed_centring.csv)
 ITEM_CENTRED_MIN_ITEMS = 10
 
 

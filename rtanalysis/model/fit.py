@@ -122,13 +122,10 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
             print("choosing the latency family (normal vs t) by LOO on binned log-latency...", file=sys.stderr)
         loo = latency_loo(d, draws=min(draws, 500), chains=max(2, chains), seed=seed, sampler=sampler)
         chosen = choose_family(loo)
-    from .build import uses_item_latency
+    from .build import has_item_latency_data
 
-    if item_latency and not uses_item_latency(d, True):
-        item_latency = False  # noted in the diagnostics (_data_notes)
-        asked_item_latency = True
-    else:
-        asked_item_latency = False
+    no_item_latency_data = item_latency and not has_item_latency_data(d)  # fits without, noted below
+    item_latency = item_latency and not no_item_latency_data
     model = build_model(d, chosen, item_latency=item_latency)
     if progress:
         print(f"setting up the model ({chosen} latency; compiled once per machine, cached afterwards)...",
@@ -149,7 +146,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         diag["retried"] = {"first": first, "tune": n_tune, "draws": draws, "asked": asked, "target_accept": accept}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
-    if asked_item_latency:
+    if no_item_latency_data:
         diag["notes"].append("item_latency was asked for, but no item has informative latencies (task ids and "
                              "latencies that vary): fitted without item time intensities")
     return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
