@@ -70,7 +70,7 @@ def setup_seconds(lr, family: str) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--family", default="normal", choices=["normal", "t"])
+    ap.add_argument("--family", default="normal", choices=["normal", "t", "mixture"])
     args = ap.parse_args(argv)
     data = {name: make() for name, make in shapes().items()}
     rows = []

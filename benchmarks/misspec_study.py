@@ -96,7 +96,7 @@ def main(argv=None):
     r.add_argument("--chains", type=int, default=2)
     r.add_argument("--seed", type=int, default=100)
     r.add_argument("--presets", nargs="*", default=None)
-    r.add_argument("--latency-family", default="normal", choices=("normal", "t", "auto"),
+    r.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture", "auto"),
                    help="the fit's latency family (auto: chosen by LOO per fit)")
     r.add_argument("--item-latency", action="store_true", help="fit item time intensities (fit(item_latency=True))")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")

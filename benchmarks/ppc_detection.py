@@ -31,18 +31,20 @@ OLD_FAMILIES = {"share_early": "timing_shares", "share_late_or_silent": "timing_
 
 
 def one(preset: str, rep: int, draws: int, chains: int, labelled: bool = False,
-        item_latency: bool = False) -> pd.DataFrame:
+        item_latency: bool = False, latency_family: str = "normal") -> pd.DataFrame:
     from rtanalysis import fit
     from rtanalysis.simulate import simulate
 
     sim = simulate(preset, seed=rep, labelled=labelled)
-    res = fit(sim.load(), draws=draws, chains=chains, seed=rep, progress=False, tune=None, item_latency=item_latency)
+    res = fit(sim.load(), draws=draws, chains=chains, seed=rep, progress=False, tune=None, item_latency=item_latency,
+              latency_family=latency_family)
     from rtanalysis.model.checks import family_flags
 
     out = family_flags(res.ppc())[["family", "rows", "extreme_rows"]]
     out.insert(0, "preset", preset)
     out.insert(1, "rep", rep)
     out["fit_ok"] = bool(res.diagnostics["ok"])
+    out["latency_family"] = res.latency_family  # the one fitted (``auto`` chooses per fit)
     return out
 
 
@@ -59,6 +61,8 @@ def main(argv=None) -> int:
     ap.add_argument("--labelled", action="store_true", help="decision labels logged (adds the latency-by-"
                     "correctness check); use another --out")
     ap.add_argument("--item-latency", action="store_true", help="fit item time intensities; use another --out")
+    ap.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture", "auto"),
+                    help="the fit's latency family; use another --out")
     args = ap.parse_args(argv)
     if args.summary_only:
         print(summary(pd.read_csv(args.out)))
@@ -72,7 +76,7 @@ def main(argv=None) -> int:
             if (preset, rep) in done:
                 continue
             t = time.time()
-            block = one(preset, rep, args.draws, args.chains, args.labelled, args.item_latency)
+            block = one(preset, rep, args.draws, args.chains, args.labelled, args.item_latency, args.latency_family)
             block.to_csv(args.out, mode="a", header=not os.path.exists(args.out), index=False)
             print(f"{preset} rep {rep}: {time.time() - t:.0f} s", file=sys.stderr, flush=True)
     print(summary(pd.read_csv(args.out)))

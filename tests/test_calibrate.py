@@ -8,6 +8,7 @@ import pytest
 
 from rtanalysis.model.calibrate import score_counterfactuals
 from rtanalysis.model.checks import family_flags, is_extreme, predictive_p_value, replicate_quantiles
+from rtanalysis.model.families import FAMILIES
 
 
 def test_score_counterfactuals_labels_and_coverage():
@@ -30,20 +31,25 @@ def test_predictive_p_value_is_a_mid_p():
     assert predictive_p_value(np.zeros(10), 0.0) == 0.5
 
 
-def _brute_force_quantiles(mu, sd, nu, pi, n, n_cens, qs, rng):
+def _brute_force_quantiles(mu, sd, family, shape, pi, n, n_cens, qs, rng):
     """The replicate drawn in full: n draws, the mode's silences removed, the largest cut for the
     other censored silences, the quantile of what is left (the definition the exact draw must match)."""
     out = {q: np.empty(len(mu)) for q in qs}
     for j in range(len(mu)):
         k_mode = rng.binomial(n, pi[j]) if pi is not None else 0
-        z = rng.standard_normal(n - k_mode) if nu is None else rng.standard_t(nu[j], n - k_mode)
+        m = n - k_mode
+        z = rng.standard_t(shape["nu"][j], m) if family == "t" else rng.standard_normal(m)
+        if family == "mixture":  # the mode, drawn per decision: at μ − wδs or μ + (1 − w)δs, SD s
+            w, shift = shape["mode_share"][j], shape["mode_shift"][j]
+            z = (z + ((rng.random(m) < w) - w) * shift) / np.sqrt(1 + w * (1 - w) * shift**2)
         x = np.sort(mu[j] + sd[j] * z)[: max(n - max(k_mode, n_cens), 1)]
         for q in qs:
             out[q][j] = np.quantile(x, q)
     return out
 
 
-@pytest.mark.parametrize("case", ["normal", "censored", "silence_mode", "student_t", "tiny"])
+@pytest.mark.parametrize("case", ["normal", "censored", "silence_mode", "student_t", "mixture", "mixture_fast_minority",
+                                  "tiny"])
 def test_latency_replicates_match_the_full_replicate(case):
     """The order-statistic draw has the distribution of the quantile of a full replicate (two-sample
     KS per quantile, 3000 replicates each: a rank off by one at n = 40 shifts p90 by ~0.1 SD of
@@ -51,15 +57,18 @@ def test_latency_replicates_match_the_full_replicate(case):
     from scipy.stats import ks_2samp
 
     D = 3000
-    n, n_cens, nu, pi = {"normal": (40, 0, None, None), "censored": (40, 6, None, None),
-                         "silence_mode": (40, 6, None, 0.1), "student_t": (40, 2, 2.5, None),
-                         "tiny": (3, 1, None, None)}[case]
+    n, n_cens, family, shape, pi = {
+        "normal": (40, 0, "normal", {}, None), "censored": (40, 6, "normal", {}, None),
+        "silence_mode": (40, 6, "normal", {}, 0.1), "student_t": (40, 2, "t", {"nu": 2.5}, None),
+        "mixture": (40, 2, "mixture", {"mode_share": 0.3, "mode_shift": 2.5}, None),
+        "mixture_fast_minority": (40, 2, "mixture", {"mode_share": 0.2, "mode_shift": -3.0}, None),
+        "tiny": (3, 1, "normal", {}, None)}[case]
     mu, sd = np.full(D, 0.3), np.full(D, 1.7)
-    nu = None if nu is None else np.full(D, nu)
+    shape = {k: np.full(D, v) for k, v in shape.items()}
     pi = None if pi is None else np.full(D, pi)
     qs = (0.1, 0.5, 0.9, 0.99)
-    exact = replicate_quantiles(mu, sd, nu, pi, n, n_cens, qs, np.random.default_rng(1))
-    full = _brute_force_quantiles(mu, sd, nu, pi, n, n_cens, qs, np.random.default_rng(2))
+    exact = replicate_quantiles(mu, sd, (FAMILIES[family], shape), pi, n, n_cens, qs, np.random.default_rng(1))
+    full = _brute_force_quantiles(mu, sd, family, shape, pi, n, n_cens, qs, np.random.default_rng(2))
     for q in qs:
         assert ks_2samp(exact[q], full[q]).pvalue > 0.001, (case, q)
 
@@ -68,7 +77,7 @@ def test_latency_replicates_cost_nothing_per_decision():
     """A million decisions in a cell: the replicated p99 is the family's p99 (2.326 for a standard
     normal) within its sampling spread, drawn without a million draws per replicate."""
     D = 400
-    rep = replicate_quantiles(np.zeros(D), np.ones(D), None, None, 1_000_000, 0, (0.99,), np.random.default_rng(0))
+    rep = replicate_quantiles(np.zeros(D), np.ones(D), (FAMILIES["normal"], {}), None, 1_000_000, 0, (0.99,), np.random.default_rng(0))
     assert abs(rep[0.99].mean() - 2.3263) < 0.002 and 0.001 < rep[0.99].std() < 0.01
 
 

@@ -3,7 +3,7 @@ silence hurdle's mode probability equals its likelihood ratio."""
 
 import numpy as np
 import pytest
-from scipy.special import expit, log_ndtr
+from scipy.special import expit
 from scipy.stats import norm
 
 from rtanalysis.model.data import aggregate
@@ -22,11 +22,26 @@ def sim_data():
     return lr, aggregate(lr.episodes, lr.steps)
 
 
-def _random_params(d, rng, item_latency=False):
+def _random_params(d, rng, item_latency=False, mixture=False):
     p = random_param_draws(d, S, rng)
     if item_latency:  # item time intensities, the last (no task id) 0 as param_draws has it
         p.item_lat = np.concatenate([rng.normal(0, 0.6, (S, len(d.items))), np.zeros((S, 1))], axis=1)
+    if mixture:  # a minority mode per model, slow or fast
+        p.latency_family = "mixture"
+        M = len(d.models)
+        p.shape = {"mode_share": rng.uniform(0.05, 0.5, (S, M)), "mode_shift": rng.uniform(-3, 3, (S, M))}
     return p
+
+
+def _cdf(x, mu, sd, p, m, dist=norm.cdf):
+    """P(log latency <= x) (``dist=norm.sf``: > x), written out per family (log-normal, or the two
+    log-normal modes)."""
+    if p.latency_family == "normal":
+        return dist((x - mu) / sd)
+    # modes at μ − wδs and μ + (1 − w)δs, within-mode SD s = σ / √(1 + w(1 − w)δ²): mean μ, total SD σ
+    w, shift = p.shape["mode_share"][:, m], p.shape["mode_shift"][:, m]
+    s = sd / np.sqrt(1 + w * (1 - w) * shift**2)
+    return (1 - w) * dist((x - mu + w * shift * s) / s) + w * dist((x - mu - (1 - w) * shift * s) / s)
 
 
 def _brute_force(d, steps, p, row, lam=1.0):
@@ -46,8 +61,8 @@ def _brute_force(d, steps, p, row, lam=1.0):
                 shift = 0.0 if p.item_lat is None else p.item_lat[:, ep["i"]]  # the item's time intensity
                 mu, sd = p.mu[:, u, row.m, row.k] + shift + np.log(lam), p.sigma[:, u, row.m, row.k]
                 pi = p.silence[:, row.m]
-                early = norm.cdf((np.log(wd["open"]) - mu) / sd) if wd["open"] > 0 else 0.0
-                late = norm.sf((np.log(wd["close"]) - mu) / sd)
+                early = _cdf(np.log(wd["open"]), mu, sd, p, row.m) if wd["open"] > 0 else 0.0
+                late = 1 - _cdf(np.log(wd["close"]), mu, sd, p, row.m)
                 q = pi + (1 - pi) * (early + late)
                 keep = keep * (1 - p.fatality[:, row.k] * q) ** w.count
         cap.append(pc)
@@ -55,10 +70,11 @@ def _brute_force(d, steps, p, row, lam=1.0):
     return np.mean(cap, axis=0), np.mean(suc, axis=0)
 
 
-@pytest.mark.parametrize("lam,item_latency", [(1.0, False), (2.0, False), (1.0, True), (2.0, True)])
-def test_grouped_derivation_equals_per_episode_brute_force(sim_data, lam, item_latency):
+@pytest.mark.parametrize("lam,item_latency,mixture", [(1.0, False, False), (2.0, False, False), (1.0, True, False),
+                                                     (2.0, True, False), (2.0, False, True)])
+def test_grouped_derivation_equals_per_episode_brute_force(sim_data, lam, item_latency, mixture):
     lr, d = sim_data
-    p = _random_params(d, np.random.default_rng(0), item_latency)
+    p = _random_params(d, np.random.default_rng(0), item_latency, mixture)
     der = Deriver(d, item_latency=item_latency)
     out = der.compute(p, lam=lam)
     rows = list(der.rows.itertuples())
@@ -90,18 +106,18 @@ def test_length_covariate_centred_within_type(sim_data):
     assert expit(d.type_offset) ** np.exp(d.type_log_g) == pytest.approx(np.full(len(d.task_types), 0.5))
 
 
-@pytest.mark.parametrize("item_latency", [False, True])
-def test_silence_mode_probability_is_the_likelihood_ratio(sim_data, item_latency):
+@pytest.mark.parametrize("item_latency,mixture", [(False, False), (True, False), (False, True)])
+def test_silence_mode_probability_is_the_likelihood_ratio(sim_data, item_latency, mixture):
     _, d = sim_data
     rng = np.random.default_rng(1)
-    p = _random_params(d, rng, item_latency)
+    p = _random_params(d, rng, item_latency, mixture)
     prev = rng.uniform(0.1, 0.9, S)
-    got = silence_mode_probability(p.mu, p.sigma, None, p.silence, prev, d, p.item_lat)
+    got = silence_mode_probability(p.mu, p.sigma, p.family, p.shape, p.silence, prev, d, p.item_lat)
     for m in range(len(d.models)):
         with_mode, without = np.zeros(S), np.zeros(S)
         for c in d.censored[d.censored["m"] == m].itertuples():
             shift = 0.0 if p.item_lat is None else p.item_lat[:, c.i]
-            ls = log_ndtr(-(c.log_close - p.mu[:, c.u, c.m, c.k] - shift) / p.sigma[:, c.u, c.m, c.k])
+            ls = np.log(_cdf(c.log_close, p.mu[:, c.u, c.m, c.k] + shift, p.sigma[:, c.u, c.m, c.k], p, m, norm.sf))
             pi = p.silence[:, m]
             with_mode += c.count * np.log(pi + (1 - pi) * np.exp(ls))
             without += c.count * ls
@@ -127,11 +143,12 @@ def test_capability_kept_or_recomputed_gives_the_same_draws(sim_data, monkeypatc
         np.testing.assert_array_equal(kept[q], again[q])
 
 
-def test_near_close_share_equals_per_decision_brute_force(sim_data):
+@pytest.mark.parametrize("mixture", [False, True])
+def test_near_close_share_equals_per_decision_brute_force(sim_data, mixture):
     """The predicted share of windowed decisions acting in the last 10 % before the close, grouped
     and vectorised, equals (1 − π)·P(0.9·close < L ≤ close) summed one episode's windows at a time."""
     _, d = sim_data
-    p = _random_params(d, np.random.default_rng(4))
+    p = _random_params(d, np.random.default_rng(4), mixture=mixture)
     der = Deriver(d)
     got = der.near_close_share(p, 0.1)
     checked = 0
@@ -144,7 +161,7 @@ def test_near_close_share_equals_per_decision_brute_force(sim_data):
         num, n = np.zeros(S), 0.0
         for w in ew.itertuples():
             mu, sd = p.mu[:, int(w.u), r.m, r.k], p.sigma[:, int(w.u), r.m, r.k]
-            inside = norm.cdf((np.log(w.close) - mu) / sd) - norm.cdf((np.log(0.9 * w.close) - mu) / sd)
+            inside = _cdf(np.log(w.close), mu, sd, p, r.m) - _cdf(np.log(0.9 * w.close), mu, sd, p, r.m)
             num += w.count * (1 - p.silence[:, r.m]) * inside
             n += w.count
         np.testing.assert_allclose(got[j], num / n, rtol=1e-10, atol=1e-14)

@@ -11,11 +11,11 @@ COUNTERFACTUAL_ASSUMPTIONS: dict[str, str] = {
     "latency_independent_of_correctness": "Latency is independent of correctness given the model, task type and "
                                           "item (hard items are not also the slow ones).",
     "environment_fixed": "Windows, give-up times and episode length are not changed by latency.",
-    "pure_scale": "A pure change of scale: every latency is multiplied by the same lambda; the spread, the tail "
-                  "and the silence mode are unchanged.",
-    "tail_valid": "The fitted parametric tail (log-normal or log-t) holds at lambda times the observed latencies, "
+    "pure_scale": "A pure change of scale: every latency is multiplied by the same lambda; the spread, the tail, "
+                  "the share of the slow mode (mixture family) and the silence mode are unchanged.",
+    "tail_valid": "The fitted parametric tail (log-normal, log-t or the two-mode mixture) holds at lambda times the observed latencies, "
                   "beyond the range the logs show.",
-    "transport": "Transport: another model's latency distribution on this task type (median, spread, silence) "
+    "transport": "Transport: another model's latency distribution on this task type (median, spread, slow-mode share, silence) "
                  "would hold for this model's decisions on the same items.",
 }
 

@@ -12,6 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .data import ModelData
+from .families import LatencyFamily, family
 from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -20,7 +21,7 @@ MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_ite
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
                "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
-               "type_sigma", "nu")
+               "type_sigma", "nu", "mode_share", "mode_shift")
 
 
 def _prior(name: str, dims=None, **fill):
@@ -60,25 +61,52 @@ def latency_params(d: ModelData):
     return mu, log_sigma
 
 
-def binned_latency(d: ModelData, mu, sigma, nu=None):
-    """(log P(bin) per latency cell and bin, counts) for log-latency ~ Normal (``nu`` None) or
-    Student-t(ν): exact for the binned data, the likelihood both latency families share for LOO."""
+def latency_shape(fam: LatencyFamily) -> dict:
+    """The family's shape parameters (:mod:`.families`) as random variables, one per model where the
+    family says so."""
+    return {name: _prior(name, dims="model" if name in fam.per_model else None) for name in fam.params}
+
+
+def shape_at(fam: LatencyFamily, shape: dict, m, column: bool = False) -> dict:
+    """The shape parameters of the rows whose model index is the tensor ``m``; ``column``: as (rows,
+    1), to broadcast against a trailing axis (a shared parameter, a scalar, broadcasts as it is)."""
+    return {name: (v[m][:, None] if column else v[m]) if name in fam.per_model else v for name, v in shape.items()}
+
+
+def binned_latency(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, cell_m):
+    """(log P(bin) per latency cell and bin, counts) for log-latency of family ``fam``: exact for the
+    binned data, the likelihood every latency family shares for LOO. ``cell_m``: each cell's model."""
     pad = not len(d.latency)
     edges = _data("bin_edges", np.zeros((1, d.bin_edges.shape[1])) if pad else d.bin_edges, "float64")
     counts = _data("lat_bins", np.zeros((1, d.binned.shape[1])) if pad else d.binned.to_numpy(), "float64")
-    dist = (pm.Normal.dist(mu=mu[:, None], sigma=sigma[:, None]) if nu is None
-            else pm.StudentT.dist(nu=nu, mu=mu[:, None], sigma=sigma[:, None]))
-    cdf = pt.exp(pm.logcdf(dist, edges))
-    cdf = pt.concatenate([pt.zeros((cdf.shape[0], 1)), cdf, pt.ones((cdf.shape[0], 1))], axis=1)
-    return pt.log(pt.clip(cdf[:, 1:] - cdf[:, :-1], 1e-300, 1.0)), counts
+    args = (edges, mu[:, None], sigma[:, None])
+    kw = shape_at(fam, shape, cell_m, column=True)
+    log_cdf, log_sf = fam.pt_logcdf(*args, **kw), fam.pt_logsf(*args, **kw)
+    rows = log_cdf.shape[0]
+    inf, zero = pt.full((rows, 1), -np.inf), pt.zeros((rows, 1))
+    log_cdf = pt.concatenate([inf, log_cdf, zero], axis=1)  # the outer bins are open-ended
+    log_sf = pt.concatenate([zero, log_sf, inf], axis=1)
+    return _log_bin_probs(log_cdf, log_sf), counts
+
+
+def _log_bin_probs(log_cdf, log_sf):
+    """log P(a < X ≤ b) for consecutive edges, from log F and log S at the edges, computed where it
+    is accurate: F(b)·(1 − F(a)/F(b)) in the lower half, S(a)·(1 − S(b)/S(a)) in the upper one.
+    A difference of CDFs near 1 loses every digit in the upper tail (a bin's probability rounded to
+    0 and clipped: a cliff in the log-density, where NUTS diverges)."""
+    tiny = -1e-12  # keeps log1mexp finite where a branch is not taken (its gradient is multiplied by 0)
+    lower = log_cdf[:, 1:] + pt.log1mexp(pt.minimum(log_cdf[:, :-1] - log_cdf[:, 1:], tiny))
+    upper = log_sf[:, :-1] + pt.log1mexp(pt.minimum(log_sf[:, 1:] - log_sf[:, :-1], tiny))
+    return pt.switch(log_cdf[:, 1:] < np.log(0.5), lower, upper)
 
 
 def latency_cells(d: ModelData):
-    """(mu, sigma) of each row of ``d.latency`` (padded to one row when empty), in a model context."""
+    """(rows, mu, log sigma, model index) of each row of ``d.latency`` (padded to one row when
+    empty), in a model context."""
     mu_g, ls_g = latency_params(d)
     L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0, "informative": True})
     cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
-    return L, mu_g[cu, cm, ck], ls_g[cu, cm, ck]
+    return L, mu_g[cu, cm, ck], ls_g[cu, cm, ck], cm
 
 
 def _pad(table, zero_row: dict):
@@ -94,11 +122,10 @@ def _dim(name: str):
 
 
 def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
-    """The PyMC model for ``d``; ``latency_family`` is ``normal`` (sufficient statistics) or ``t``
-    (Student-t on binned log-latency). ``item_latency``: each item (task) also gets a time intensity
-    on log-latency (:func:`_item_time_intensity`), normal family only."""
-    if latency_family not in ("normal", "t"):
-        raise ValueError(f"latency_family must be 'normal' or 't', got {latency_family!r}")
+    """The PyMC model for ``d``; ``latency_family`` names a :mod:`.families` entry: ``normal``
+    (sufficient statistics), ``t`` or ``mixture`` (on binned log-latency). ``item_latency``: each item
+    (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only."""
+    fam = family(latency_family)
     if item_latency and latency_family != "normal":
         raise ValueError("item_latency=True needs latency_family='normal' (the item time intensity is written on "
                          "the Normal sufficient statistics)")
@@ -110,29 +137,29 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
     with pm.Model(coords=coords) as model:
         # model/type effects are zero-sum (ZeroSumNormal): the intercepts are then identified, which
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
-        L, mu, log_sigma = latency_cells(d)
-        nu = _prior("nu") if latency_family == "t" else None
-        _latency_likelihood(d, L, mu, log_sigma, nu)
+        L, mu, log_sigma, cell_m = latency_cells(d)
+        shape = latency_shape(fam)
+        _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m)
         item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
-        _silence_hurdle(d, mu, pt.exp(log_sigma), nu, None if item_lat is None else item_lat[0])
+        _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0])
         log_capable = _capability(d, item_lat)
         _success_likelihood(d, log_capable)
         _capable_labelled(d, log_capable)
     return model
 
 
-def _latency_likelihood(d: ModelData, L, mu, log_sigma, nu) -> None:
-    """Acted decisions' log-latencies: Normal sufficient statistics, or binned Student-t."""
+def _latency_likelihood(d: ModelData, L, mu, log_sigma, fam: LatencyFamily, shape: dict, cell_m) -> None:
+    """Acted decisions' log-latencies: Normal sufficient statistics, or another family on bins."""
     # a cell whose latencies are (nearly) constant, e.g. the tick length logged for every decision,
     # has no spread to learn from (it would drive σ to 0): it stays out; its P(miss) comes from the
     # logged misses (:class:`.derived.Deriver`)
     keep = L["informative"].to_numpy(float) if "informative" in L else np.ones(len(L))
-    if nu is None:
+    if fam.name == "normal":
         n, s1, s2 = (_data(f"lat_{c}", L[c].to_numpy(float) * keep, "float64") for c in ("n", "s1", "s2"))
         pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
                                            - (s2 - 2 * mu * s1 + n * mu**2) / (2 * pt.exp(log_sigma) ** 2)))
     else:
-        log_probs, counts = binned_latency(d, mu, pt.exp(log_sigma), nu)
+        log_probs, counts = binned_latency(d, mu, pt.exp(log_sigma), fam, shape, cell_m)
         pm.Potential("latency_obs", pt.sum(counts * _data("lat_keep", keep, "float64")[:, None] * log_probs))
 
 
@@ -188,7 +215,7 @@ def _item_time_intensity(d: ModelData, mu, log_sigma):
     return tau, _data("item_has_latency", (per_item > 0).astype(float), "float64")
 
 
-def _silence_hurdle(d: ModelData, mu, sigma, nu, item_lat=None) -> None:
+def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, item_lat=None) -> None:
     """Silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
     mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
     otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
@@ -201,11 +228,7 @@ def _silence_hurdle(d: ModelData, mu, sigma, nu, item_lat=None) -> None:
     log_c = _data("cens_log_close", C["log_close"], "float64")
     count = _data("cens_count", C["count"], "float64")
     mu_c = mu[cell] if item_lat is None else mu[cell] + item_lat[_data("cens_i", C["i"], "int64")]
-    if nu is None:
-        cdist = pm.Normal.dist(mu=mu_c, sigma=sigma[cell])
-    else:
-        cdist = pm.StudentT.dist(nu=nu, mu=mu[cell], sigma=sigma[cell])
-    log_s = pm.logccdf(cdist, log_c)
+    log_s = fam.pt_logsf(log_c, mu_c, sigma[cell], **shape_at(fam, shape, cm_))
     E = _pad(d.exposure, {"m": 0, "n_acted": 0})
     em = _data("exp_m", E["m"], "int64")
     en = _data("exp_n", E["n_acted"], "float64")

@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..metrics.latency import floored_log_latency
 from .derived import ParamDraws, capable_probability, param_draws
+from .families import at_model
 
 #: each check's family and what a flagged family points at (bambi-style registry: one table, no
 #: branching); a family is flagged when more of its rows are extreme than chance gives
@@ -61,11 +62,12 @@ CHECK_FAMILIES = {
                          "is not reproduced (an agent that paces itself to the deadline, a harness that cuts "
                          "thinking off at it, or a latency shape wrong where it matters most)"),
     "log_latency_p10": ("latency_body", "the latency distribution's body does not fit (try "
-                        "latency_family='auto' or 't'; a mixture of fast and slow modes)"),
+                        "latency_family='auto', which compares 't' and 'mixture', fast and reasoning modes, "
+                        "by LOO; rtanalysis report --latency-family auto)"),
     "log_latency_p50": ("latency_body", None),
     "log_latency_p90": ("latency_body", None),
-    "log_latency_p99": ("latency_tail", "the latency tail does not fit (a heavier tail; a harness give-up "
-                        "time)"),
+    "log_latency_p99": ("latency_tail", "the latency tail does not fit (a heavier tail: "
+                        "latency_family='t' or 'auto'; a slow mode: 'mixture'; a harness give-up time)"),
     "latency_success_corr_across_items": ("latency_by_item", "slower items are solved less (or more) often: "
                                           "latency and difficulty are entangled across items (hard items slow the "
                                           "agent), which p_timely and the latency counterfactuals assume away; "
@@ -303,19 +305,18 @@ def _latency_groups(st, x: np.ndarray) -> dict:
                                                                            observed=True)}
 
 
-def replicate_quantiles(mu, sd, nu, pi, n: int, n_cens: int, qs, rng) -> dict[float, np.ndarray]:
+def replicate_quantiles(mu, sd, dist, pi, n: int, n_cens: int, qs, rng) -> dict[float, np.ndarray]:
     """Per draw, the replicated q-quantiles (for each q in ``qs``) of a cell's acted log-latencies.
 
     The replicate: n decisions; a Binomial(n, π) of them silent by the mode; the other m iid from the
-    fitted family (normal, or Student-t with ν per draw); of those, the largest stand in for the rest
+    fitted family (``dist``: the :mod:`.families` entry and its shape parameters per draw); of those, the largest stand in for the rest
     of the ``n_cens`` logged silences (censored), so ``keep = n − max(k_mode, n_cens)`` are seen; the
     statistic is the linearly interpolated q-quantile of the ``keep`` smallest. Only two order
     statistics of the m draws enter it, and those are drawn exactly without drawing the other
     m − 2 (David & Nagaraja 2003, ch. 2): U_(r) ~ Beta(r, m − r + 1) and, given it,
     U_(r+1) = U_(r) + (1 − U_(r))·Beta(1, m − r); X = F⁻¹(U). Cost per cell is O(draws), not
     O(draws × n), so the check is flat in the number of decisions (10^6 episodes: millions per cell)."""
-    from scipy.special import ndtri, stdtrit
-
+    fam, shape = dist
     D = len(mu)
     k_mode = rng.binomial(n, pi) if pi is not None else np.zeros(D, dtype=np.int64)
     m = n - k_mode
@@ -330,8 +331,7 @@ def replicate_quantiles(mu, sd, nu, pi, n: int, n_cens: int, qs, rng) -> dict[fl
         u_hi = u_lo + (1 - u_lo) * rng.beta(1, np.maximum(m - r, 1))
         u_hi = np.where(hi > lo, u_hi, u_lo)
         u = np.clip(np.stack([u_lo, u_hi]), np.finfo(float).tiny, 1 - np.finfo(float).eps)
-        z = ndtri(u) if nu is None else stdtrit(nu[None, :], u)
-        x = mu[None, :] + sd[None, :] * z
+        x = fam.ppf(u, mu[None, :], sd[None, :], **shape)
         out[q] = x[0] + (pos - lo) * (x[1] - x[0])
     return out
 
@@ -341,7 +341,7 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float, x: np.ndar
     if st is None or not len(st):
         return []
     groups = _latency_groups(st, log_latency(st) if x is None else x)
-    nu = p.nu[idx] if getattr(res, "latency_family", "normal") == "t" and p.nu is not None else None
+    fam = p.family
     out = []
     for c in d.latency.itertuples():
         if not getattr(c, "informative", True):
@@ -352,7 +352,8 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float, x: np.ndar
             continue
         n_cens = int(d.censored.loc[d.censored["cell"] == c.Index, "count"].sum())
         pi = p.silence[idx, c.m] if p.silence is not None else None
-        rep = replicate_quantiles(p.mu[idx, c.u, c.m, c.k], p.sigma[idx, c.u, c.m, c.k], nu, pi,
+        dist = fam, {name: v[idx] for name, v in at_model(fam, p.shape, c.m).items()}
+        rep = replicate_quantiles(p.mu[idx, c.u, c.m, c.k], p.sigma[idx, c.u, c.m, c.k], dist, pi,
                                   len(x) + n_cens, n_cens, QUANTILES.values(), rng)
         for name, q in QUANTILES.items():
             out.append(_row((key[0], key[1], "all", key[2]), name, float(np.quantile(x, q)), rep[q], a))

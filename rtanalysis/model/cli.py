@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from .families import NAMES as FAMILY_NAMES
+
 
 def add_cli(subparsers) -> None:
     p = subparsers.add_parser("fit", help="fit the capability × timing model; write the decomposition",
@@ -20,9 +22,9 @@ def add_cli(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=0.95,
                    help="probability of every posterior interval (default 0.95)")
-    p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
-                   help="log-latency Normal (default), Student-t, or auto: the better by PSIS-LOO "
-                        "(writes latency_loo.csv)")
+    p.add_argument("--latency-family", default="normal", choices=("auto",) + FAMILY_NAMES,
+                   help="log-latency Normal (default), Student-t, a two-mode mixture, or auto: the best by "
+                        "PSIS-LOO (writes latency_loo.csv)")
     p.add_argument("--item-latency", action="store_true",
                    help="give each item (task id) a time intensity on log-latency, for data where hard items are "
                         "also slow (the latency_by_item check flags that); normal latency family only")

@@ -1,6 +1,7 @@
-"""Choosing the latency family: Normal vs Student-t log-latency, compared by PSIS-LOO.
+"""Choosing the latency family (:mod:`.families`: normal, Student-t, two-mode mixture on the log
+scale), compared by PSIS-LOO.
 
-Both families are fitted to the same data — each cell's log-latencies in bins cut at the cell's own
+Every family is fitted to the same data — each cell's log-latencies in bins cut at the cell's own
 quantiles (:func:`.data._bin_latencies`, finer in the tails) — by a latency-only model with the full
 model's latency structure and priors, so their expected log predictive densities are comparable.
 Decisions in one (cell, bin) share one pointwise log-likelihood, so PSIS-LOO runs once per (cell,
@@ -14,26 +15,28 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from .data import ModelData
+from .families import NAMES, family
 from .sampler import sample_model
 
-FAMILIES = ("normal", "t")
-#: t is chosen when it beats normal by more than this many standard errors of the difference and
-#: by more than MIN_ELPD_DIFF (differences below ~4 are not reliable; Sivula et al. 2022)
+#: a more complex family is chosen only when it beats every simpler one by more than this many
+#: standard errors of the difference and by more than MIN_ELPD_DIFF (differences below ~4 are not
+#: reliable; Sivula et al. 2022)
 SE_MULTIPLIER = 2.0
 MIN_ELPD_DIFF = 4.0
 
 
-def latency_only_model(d: ModelData, family: str):
+def latency_only_model(d: ModelData, name: str):
     """The latency part of :func:`.build.build_model` on the binned log-latencies alone."""
     import pymc as pm
 
-    from .build import _prior, binned_latency, latency_cells
+    from .build import binned_latency, latency_cells, latency_shape
 
+    fam = family(name)
     coords = {"model": d.models, "task_type": d.task_types, "unit": d.units}
     with pm.Model(coords=coords) as model:
-        _, mu, log_sigma = latency_cells(d)
-        nu = _prior("nu") if family == "t" else None
-        log_probs, counts = binned_latency(d, mu, pm.math.exp(log_sigma), nu)
+        _, mu, log_sigma, cell_m = latency_cells(d)
+        shape = latency_shape(fam)
+        log_probs, counts = binned_latency(d, mu, pm.math.exp(log_sigma), fam, shape, cell_m)
         pm.Deterministic("bin_logp", log_probs)
         pm.Potential("latency_binned", pm.math.sum(counts * log_probs))
     return model
@@ -54,13 +57,13 @@ def _loo_pointwise(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, sampler: str = "nutpie",
                 progress: bool = False) -> pd.DataFrame:
     """One row per family: elpd_loo, se, p_loo, elpd_diff and se_diff against the best, the largest
-    Pareto k, the number of decisions, ν (t) and ``chosen``."""
+    Pareto k, the number of decisions, the shape parameters' posterior medians (``shape``) and ``chosen``."""
     counts = d.binned.to_numpy(float).ravel()
     keep = counts > 0
     w = counts[keep]
     n = w.sum()
     point, rows = {}, []
-    for fam in FAMILIES:
+    for fam in NAMES:
         idata = sample_model(latency_only_model(d, fam), draws, draws, chains, seed, sampler, progress)
         post = idata["posterior"]
         ll = np.asarray(post["bin_logp"].values, dtype=float)
@@ -69,9 +72,9 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
         point[fam] = elpd
         mean = (w * elpd).sum() / n
         se = float(np.sqrt(n * (w * (elpd - mean) ** 2).sum() / n))
-        nu = float(np.median(post["nu"].values)) if fam == "t" else np.nan
+        shape = ", ".join(f"{p}={np.median(post[p].values):.3g}" for p in family(fam).params)
         rows.append(dict(family=fam, elpd_loo=float((w * elpd).sum()), se=se, p_loo=float((w * (lpd - elpd)).sum()),
-                         max_pareto_k=float(np.max(khat)), n_decisions=int(n), nu_median=nu))
+                         max_pareto_k=float(np.max(khat)), n_decisions=int(n), shape=shape))
     out = pd.DataFrame(rows)
     best = out["elpd_loo"].idxmax()
     diffs = [point[out.loc[best, "family"]] - point[f] for f in out["family"]]
@@ -82,9 +85,12 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
 
 
 def choose_family(table: pd.DataFrame) -> str:
-    """``t`` when it beats ``normal`` by more than max(MIN_ELPD_DIFF, SE_MULTIPLIER × se of the
-    difference); otherwise the simpler ``normal``."""
+    """The simplest family (in the order of :data:`.families.NAMES`) whose elpd is within
+    max(MIN_ELPD_DIFF, SE_MULTIPLIER × se of its difference) of the best's: a more complex family
+    must be clearly better than every simpler one."""
     t = table.set_index("family")
-    gain = t.loc["t", "elpd_loo"] - t.loc["normal", "elpd_loo"]
-    se = float(t["se_diff"].max())
-    return "t" if gain > max(MIN_ELPD_DIFF, SE_MULTIPLIER * se) else "normal"
+    best = t["elpd_loo"].max()
+    for name in (n for n in NAMES if n in t.index):
+        if best - t.loc[name, "elpd_loo"] <= max(MIN_ELPD_DIFF, SE_MULTIPLIER * float(t.loc[name, "se_diff"])):
+            return name
+    return str(t["elpd_loo"].idxmax())

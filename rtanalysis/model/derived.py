@@ -12,13 +12,14 @@ observed shares define it; ``p_late`` counts actions after the close only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, log_expit, log_ndtr, ndtr
+from scipy.special import expit, log_expit
 
 from .data import ModelData
+from .families import FAMILIES, LatencyFamily, at_model, family
 
 QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late", "p_silent")
 
@@ -32,20 +33,29 @@ class ParamDraws:
     eta: np.ndarray  # (S, model, task_type) capability logit without item effect
     item: np.ndarray  # (S, n_items + 1) item effects, last = 0 (no task id / unseen)
     fatality: np.ndarray  # (S, task_type)
-    nu: np.ndarray | None = None
     silence: np.ndarray | None = None  # (S, model) P(silent whatever the latency), 0 without the mode
     length: np.ndarray | None = None  # (S, task_type) capability slope on centred log decisions
     item_lat: np.ndarray | None = None  # (S, n_items + 1) item time intensities (log-latency), last = 0
+    latency_family: str = "normal"  # a :mod:`.families` entry
+    shape: dict = field(default_factory=dict)  # its shape parameters: (S,) or (S, model) each
 
     @property
     def n(self) -> int:
         return self.fatality.shape[0]
 
+    @property
+    def family(self) -> LatencyFamily:
+        return family(self.latency_family)
+
     def take(self, idx) -> "ParamDraws":
         """The draws ``idx`` only."""
-        return ParamDraws(*(None if a is None else a[idx] for a in (
-            self.mu, self.sigma, self.eta, self.item, self.fatality, self.nu, self.silence, self.length,
-            self.item_lat)))
+        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat")
+        return replace(self, **{a: None if getattr(self, a) is None else getattr(self, a)[idx] for a in arrays},
+                       shape={k: v[idx] for k, v in self.shape.items()})
+
+    def dist_at(self, m: int) -> tuple[LatencyFamily, dict]:
+        """The latency family and its shape parameters for model ``m``, as (S, 1) columns."""
+        return self.family, at_model(self.family, self.shape, m, column=True)
 
     def item_shift(self, items) -> np.ndarray | float:
         """(S, len(items)) log-latency shift of these items (0 without item time intensities)."""
@@ -59,7 +69,8 @@ def _flat(ds, name, default_shape=None):
     return a.reshape((-1,) + a.shape[2:])
 
 
-def silence_mode_probability(mu, sigma, nu, pi, prevalence, d: ModelData, item_lat=None) -> np.ndarray:
+def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, prevalence, d: ModelData,
+                             item_lat=None) -> np.ndarray:
     """(S, model): P(the model has a no-answer mode | parameters, data), from the hurdle's two
     likelihoods (what :func:`.build.build_model` marginalises)."""
     S, n_m = pi.shape
@@ -69,13 +80,8 @@ def silence_mode_probability(mu, sigma, nu, pi, prevalence, d: ModelData, item_l
     if len(C):
         u, m, k = C["u"].to_numpy(), C["m"].to_numpy(), C["k"].to_numpy()
         shift = 0.0 if item_lat is None else item_lat[:, C["i"].to_numpy()]
-        z = (C["log_close"].to_numpy()[None, :] - mu[:, u, m, k] - shift) / sigma[:, u, m, k]
-        if nu is None:
-            log_s = log_ndtr(-z)
-        else:
-            from scipy.stats import t as student_t
-
-            log_s = student_t.logsf(z, nu[:, None])
+        log_s = fam.logsf(C["log_close"].to_numpy()[None, :], mu[:, u, m, k] + shift, sigma[:, u, m, k],
+                          **at_model(fam, shape, m))
         cnt = C["count"].to_numpy(float)
         onehot = np.zeros((len(C), n_m))
         onehot[np.arange(len(C)), m] = 1.0
@@ -110,14 +116,15 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
                               axis=1)
     else:
         item = np.zeros((S, 1))
-    nu = g("nu")
+    fam = _fitted_family(ds)
+    shape = {name: g(name) for name in fam.params}
     sigma = np.exp(ls)
     item_lat = np.concatenate([g("item_lat"), np.zeros((S, 1))], axis=1) if "item_lat" in ds else None
     pi = g("silence")
     prevalence = g("silence_prevalence")
     if pi is not None and prevalence is not None:
         p_mode = (np.broadcast_to(prevalence[:, None], pi.shape) if prior
-                  else silence_mode_probability(mu, sigma, nu, pi, prevalence, d, item_lat))
+                  else silence_mode_probability(mu, sigma, fam, shape, pi, prevalence, d, item_lat))
         pi = np.where(np.random.default_rng(seed).random(pi.shape) < p_mode, pi, 0.0)
     fatality = g("fatality")
     always = g("always_fatal")
@@ -126,7 +133,14 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
         p_always = (np.broadcast_to(always[:, None], fatality.shape) if prior
                     else expit(g("always_fatal_log_odds")))
         fatality = np.where(rng.random(fatality.shape) < p_always, 1.0, fatality)
-    return ParamDraws(mu, sigma, eta, item, fatality, nu, pi, g("length_cap"), item_lat)
+    return ParamDraws(mu, sigma, eta, item, fatality, pi, g("length_cap"), item_lat, fam.name, shape)
+
+
+def _fitted_family(ds) -> LatencyFamily:
+    """The latency family a posterior was drawn from: the one with the most shape parameters, all
+    present in ``ds`` (``normal`` has none)."""
+    have = [f for f in FAMILIES.values() if all(p in ds for p in f.params)]
+    return max(have, key=lambda f: len(f.params))
 
 
 def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs) -> np.ndarray:
@@ -192,27 +206,19 @@ def censor_points(d: ModelData) -> dict[tuple[int, int, int], float]:
             for key, v in C.groupby(["m", "k", "u"])["log_close"].min().items()}
 
 
-def _beyond(mu, sigma, log_point, nu=None):
-    """P(log latency > ``log_point``) per draw and window; (S, W)."""
-    z = (np.asarray(log_point)[None, :] - mu[:, None]) / sigma[:, None]
-    if nu is None:
-        return ndtr(-z)
-    from scipy.stats import t as student_t
-
-    return student_t.sf(z, nu[:, None])
+def _beyond(dist, mu, sigma, log_point):
+    """P(log latency > ``log_point``) per draw and window; (S, W). ``dist``: (family, shape columns)."""
+    fam, shape = dist
+    return fam.sf(np.asarray(log_point)[None, :], mu[:, None], sigma[:, None], **shape)
 
 
-def _miss_probs(mu, sigma, lo, hi, nu=None):
-    """P(latency < lo) and P(latency > hi) for log-normal (or log-t) latency; (S, W) each."""
+def _miss_probs(dist, mu, sigma, lo, hi):
+    """P(latency < lo) and P(latency > hi); (S, W) each. ``dist``: (family, shape columns)."""
+    fam, shape = dist
     with np.errstate(divide="ignore"):
         llo, lhi = np.log(lo), np.log(hi)
-    z_lo = (llo[None, :] - mu[:, None]) / sigma[:, None]
-    z_hi = (lhi[None, :] - mu[:, None]) / sigma[:, None]
-    if nu is None:
-        return ndtr(z_lo), ndtr(-z_hi)
-    from scipy.stats import t as student_t
-
-    return student_t.cdf(z_lo, nu[:, None]), student_t.sf(z_hi, nu[:, None])
+    return (fam.cdf(llo[None, :], mu[:, None], sigma[:, None], **shape),
+            fam.sf(lhi[None, :], mu[:, None], sigma[:, None], **shape))
 
 
 #: the most memory :class:`Deriver` keeps for the capability of every row's timing classes
@@ -356,8 +362,8 @@ class Deriver:
             num, n_dec = np.zeros(p.n), 0.0
             pi = p.silence[:, r.m][:, None] if p.silence is not None else 0.0
             for u, item, (_, close), pattern, sel in s.per_unit:
-                below, beyond = _miss_probs(p.mu[:, u, r.m, r.k] + p.item_shift(item), p.sigma[:, u, r.m, r.k],
-                                            close * (1 - fraction), close, p.nu)
+                below, beyond = _miss_probs(p.dist_at(r.m), p.mu[:, u, r.m, r.k] + p.item_shift(item),
+                                            p.sigma[:, u, r.m, r.k], close * (1 - fraction), close)
                 dec = pattern.T @ s.class_weight[sel]
                 num += ((1 - pi) * (1 - below - beyond)) @ dec
                 n_dec += dec.sum()
@@ -392,10 +398,11 @@ class Deriver:
         w_open, close = bounds
         mu = p.mu[:, u, lat_m, r.k] + p.item_shift(item) + log_lam
         sigma = p.sigma[:, u, lat_m, r.k]
-        pe, pl = _miss_probs(mu, sigma, w_open, close, p.nu)
+        dist = p.dist_at(lat_m)
+        pe, pl = _miss_probs(dist, mu, sigma, w_open, close)
         pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((p.n, 1))
         g = self._censor.get((int(r.m), int(r.k), int(u)))
-        beyond = np.zeros_like(pl) if g is None else _beyond(mu, sigma, np.maximum(np.log(close), g), p.nu)
+        beyond = np.zeros_like(pl) if g is None else _beyond(dist, mu, sigma, np.maximum(np.log(close), g))
         beyond = np.minimum(beyond, pl)
         return (1 - pi) * pe, (1 - pi) * (pl - beyond), pi + (1 - pi) * beyond
 

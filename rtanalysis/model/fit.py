@@ -90,8 +90,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
     :func:`rtanalysis.load`). ``latency_family``: ``normal`` (log-normal latency, sufficient
-    statistics), ``t`` (Student-t on binned log-latency) or ``auto`` (both, chosen by LOO on the
-    binned likelihood). ``tune``: ``"auto"`` (the default, as in the CLI): as many tuning steps
+    statistics), ``t`` (Student-t on binned log-latency), ``mixture`` (a fast and a slow log-normal
+    mode, on binned log-latency; :mod:`.families`) or ``auto`` (all, chosen by LOO on the binned
+    likelihood). ``tune``: ``"auto"`` (the default, as in the CLI): as many tuning steps
     as draws, then, if the diagnostics gate fails, once more with 3× the tuning and 2× the draws
     (recorded in ``diagnostics["retried"]``); a number (or ``None`` = draws) fixes the tuning and
     never retries (simulation studies, where the procedure must not depend on the draws). Same data and seed give identical tables. ``per_row``:
@@ -102,8 +103,11 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     """
     from .build import build_model
 
-    if latency_family not in ("auto", "normal", "t"):
-        raise ValueError(f"latency_family must be 'auto', 'normal' or 't', got {latency_family!r}")
+    from .families import NAMES
+
+    if latency_family not in ("auto",) + NAMES:
+        raise ValueError(f"latency_family must be one of {', '.join(map(repr, ('auto',) + NAMES))}, "
+                         f"got {latency_family!r}")
     if not 0 < ci_prob < 1:
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
     if item_latency and latency_family != "normal":
@@ -119,7 +123,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         from .compare import choose_family, latency_loo
 
         if progress:
-            print("choosing the latency family (normal vs t) by LOO on binned log-latency...", file=sys.stderr)
+            print(f"choosing the latency family ({', '.join(NAMES)}) by LOO on binned log-latency...", file=sys.stderr)
         loo = latency_loo(d, draws=min(draws, 500), chains=max(2, chains), seed=seed, sampler=sampler)
         chosen = choose_family(loo)
     from .build import has_item_latency_data

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..metrics import DEFAULT_CI_PROB
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
 from ..model.cli import tune_arg
+from ..model.families import NAMES as FAMILY_NAMES
 from .pipeline import run_report
 
 
@@ -40,8 +41,9 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
     p.add_argument("--seed", type=int, default=0, help="random seed: same inputs + seed give identical tables")
     p.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=DEFAULT_CI_PROB,
                    help=f"probability of every interval in figures, tables and text (default {DEFAULT_CI_PROB})")
-    p.add_argument("--latency-family", default="normal", choices=("auto", "normal", "t"),
-                   help="log-latency family: normal (default), t, or auto (chosen by LOO)")
+    p.add_argument("--latency-family", default="normal", choices=("auto",) + FAMILY_NAMES,
+                   help="log-latency family: normal (default), t, mixture (fast and reasoning modes), or auto "
+                        "(chosen by LOO)")
     p.add_argument("--item-latency", action="store_true",
                    help="give each item (task id) a time intensity on log-latency (hard items that are also "
                         "slow; the latency_by_item check flags them); normal latency family only")

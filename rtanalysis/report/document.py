@@ -10,6 +10,7 @@ from .. import metrics as m
 from .. import plots, tables
 from ..model.assumptions import assumptions_for
 from ..model.checks import family_flags
+from ..model.families import FAMILIES
 from ..model.harmony import harmony
 from . import content
 
@@ -202,7 +203,7 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
             "**Model.** No model was fitted for this report; the numbers below are observed rates with "
             f"{plots.style.pct(ci_prob)} Wilson intervals, and the decomposition comes from the step labels.")}]
     d = fit.diagnostics or {}
-    family = "log-normal" if fit.latency_family == "normal" else "Student-t on the log scale"
+    family = FAMILIES[fit.latency_family].description
     items = (", and a time intensity per item (task), paired with the item's capability effect"
              if getattr(fit, "item_latency", False) else "")
     return [{"kind": "p", "text": (
