@@ -4,7 +4,7 @@ mixture, log-normal ones Normal."""
 import numpy as np
 import pytest
 
-from rtanalysis.model.compare import _loo_pointwise, choose_family, latency_loo
+from rtanalysis.model.compare import _loo_pointwise, choice_summary, choose_family, latency_loo
 from rtanalysis.model.data import aggregate
 
 
@@ -22,6 +22,32 @@ def test_psis_loo_matches_exact_leave_one_out_for_a_normal_mean():
     exact = norm.logpdf(y, loo_mean, np.sqrt(1 + 1 / (n - 1)))
     np.testing.assert_allclose(elpd, exact, atol=0.01)
     assert khat.max() < 0.5
+
+
+def _table(elpd, se_diff, k):
+    import pandas as pd
+
+    t = pd.DataFrame({"family": ["normal", "t", "mixture"], "elpd_loo": elpd, "se_diff": se_diff, "max_pareto_k": k})
+    t["elpd_diff"] = t["elpd_loo"].max() - t["elpd_loo"]
+    t["chosen"] = t["family"] == choose_family(t)
+    return t
+
+
+def test_the_simplest_family_within_the_margin_of_the_best_is_chosen():
+    # the mixture is best, but t is within max(4, 2 SE) of it: t; the normal is not: not normal
+    assert choose_family(_table([-130.0, -103.0, -100.0], [10.0, 2.0, 0.0], [0.1] * 3)) == "t"
+    # a clear win over both simpler families
+    assert choose_family(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.1] * 3)) == "mixture"
+    # a gain smaller than 4 never counts, however small its SE
+    assert choose_family(_table([-103.5, -100.0, -101.0], [0.1, 0.0, 0.1], [0.1] * 3)) == "normal"
+
+
+def test_choice_summary_warns_when_the_chosen_familys_loo_is_unreliable():
+    reliable = choice_summary(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.2, 0.3, 0.5]))
+    assert reliable.startswith("The latency family (mixture)") and "normal 30.0 (SE 5.0)" in reliable
+    assert "unreliable" not in reliable
+    shaky = choice_summary(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.2, 0.3, 2.7]))
+    assert "largest Pareto k is 2.70" in shaky and "unreliable" in shaky
 
 
 @pytest.mark.slow

@@ -84,6 +84,30 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
     return out
 
 
+#: PSIS-LOO is unreliable for a group whose Pareto k exceeds this (Vehtari et al. 2024)
+MAX_RELIABLE_K = 0.7
+
+
+def choice_summary(table: pd.DataFrame) -> str:
+    """One sentence on the LOO choice for reports: the chosen family, each family's elpd below the
+    best (with the SE of that difference), and a warning when the chosen family's Pareto k makes
+    the estimate unreliable."""
+    t = table.set_index("family")
+    chosen = str(t.index[t["chosen"]][0])
+    below = [f"{name} {t.loc[name, 'elpd_diff']:.1f}" + (f" (SE {t.loc[name, 'se_diff']:.1f})"
+                                                           if t.loc[name, "elpd_diff"] > 0 else " (best)")
+             for name in t.index]
+    text = (f"The latency family ({chosen}) was chosen by PSIS-LOO on the binned log-latencies "
+            f"(`latency_loo.csv`; elpd below the best: {', '.join(below)}; a more complex family must beat the "
+            f"simpler ones by more than max({MIN_ELPD_DIFF:g}, {SE_MULTIPLIER:g} SE)).")
+    k = float(t.loc[chosen, "max_pareto_k"])
+    if k > MAX_RELIABLE_K:
+        text += (f" Its largest Pareto k is {k:.2f} (> {MAX_RELIABLE_K}): for some (cell, bin) groups the LOO "
+                 "estimate is unreliable, so the ranking is approximate; compare the families' fits with the "
+                 "latency checks (`--latency-family` normal, t, mixture).")
+    return text
+
+
 def choose_family(table: pd.DataFrame) -> str:
     """The simplest family (in the order of :data:`.families.NAMES`) whose elpd is within
     max(MIN_ELPD_DIFF, SE_MULTIPLIER × se of its difference) of the best's: a more complex family

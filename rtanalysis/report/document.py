@@ -217,12 +217,20 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
         "latencies (a harness that logs the tick length) or with latencies piled up at the window close (a harness "
         "that cuts thinking off at the deadline and acts) are left out of the latency likelihood; their P(miss) "
         "comes from the logged misses and fallbacks, and the decomposition flags them "
-        "(`latency_informative` = false).")},
+        "(`latency_informative` = false)." + loo_text(fit))},
         {"kind": "p", "text": (
             f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.n_draws} draws after {fit.tune} tuning "
             f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
             f"{'passed' if d.get('ok', True) else '**failed**'}.")}] + sensitivity_blocks(fit)
+
+
+def loo_text(fit) -> str:
+    """The latency family's LOO choice, when the fit made one (``latency_family="auto"``)."""
+    from ..model.compare import choice_summary
+
+    loo = fit.loo_compare() if hasattr(fit, "loo_compare") else None
+    return "" if loo is None or not len(loo) else " " + choice_summary(loo)
 
 
 def check_blocks(ppc) -> list[dict]:
