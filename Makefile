@@ -27,7 +27,7 @@ report: install
 	$(VENV)/bin/rtanalysis report data/example --out reports --figures figures
 
 test: install
-	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -ra
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -ra --durations=20
 
 test-fast: install
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "not slow"

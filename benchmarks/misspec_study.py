@@ -40,7 +40,8 @@ def run(args) -> None:
                     continue
                 t = time.time()
                 s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {},
-                                         latency_family=args.latency_family, item_latency=args.item_latency)
+                                         latency_family=args.latency_family, item_latency=args.item_latency,
+                                         clock_effects=args.clock_effects)
                 s.insert(0, "preset", preset)
                 s.insert(1, "labelled", labelled)
                 s["fit_ok"] = bool(diag["ok"])
@@ -99,6 +100,7 @@ def main(argv=None):
     r.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture", "auto"),
                    help="the fit's latency family (auto: chosen by LOO per fit)")
     r.add_argument("--item-latency", action="store_true", help="fit item time intensities (fit(item_latency=True))")
+    r.add_argument("--clock-effects", action="store_true", help="fit clock effects (fit(clock_effects=True))")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
     r.add_argument("--scores", default="benchmarks/results/misspec_scores.csv")
     r.set_defaults(func=run)

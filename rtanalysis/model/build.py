@@ -19,7 +19,7 @@ LOG_2PI = float(np.log(2 * np.pi))
 #: the main parameters whose convergence decides ``diagnostics_ok``
 MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_item_cap", "sd_item_lat", "fatality", "c0",
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
-               "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat",
+               "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat", "timed_cap",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
                "type_sigma", "nu", "mode_share", "mode_shift")
 
@@ -124,7 +124,8 @@ def _dim(name: str):
 def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` names a :mod:`.families` entry: ``normal``
     (sufficient statistics), ``t`` or ``mixture`` (on binned log-latency). ``item_latency``: each item
-    (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only."""
+    (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only.
+    Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its tables carry them."""
     fam = family(latency_family)
     if item_latency and latency_family != "normal":
         raise ValueError("item_latency=True needs latency_family='normal' (the item time intensity is written on "
@@ -142,7 +143,7 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m)
         item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
         _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0])
-        log_capable = _capability(d, item_lat)
+        log_capable = _capability(d, item_lat, d.clock_effects)
         _success_likelihood(d, log_capable)
         _capable_labelled(d, log_capable)
     return model
@@ -302,7 +303,7 @@ def _nested_item_effects(d: ModelData, part: str, centred: np.ndarray, record: b
     return pt.concatenate([item, pt.zeros(1)])
 
 
-def _capability(d: ModelData, item_lat=None):
+def _capability(d: ModelData, item_lat=None, clock_effects: bool = False):
     """The capability part; returns ``log_capable(table, prefix)``, log P(episode capable) per row.
 
     An episode is capable when all its decisions are content-correct: the logit acts per decision
@@ -310,7 +311,8 @@ def _capability(d: ModelData, item_lat=None):
     number of decisions, x = log(decisions / g_k): β = 1 → every decision counts, β = 0 → length
     does not matter. Item effects then act per decision, so the same item moves a weak model's
     episode success more than a strong one's (as it does when an episode is a chain of decisions).
-    offset_k puts logit 0 at P(capable) = 0.5 for a typical episode of the type."""
+    offset_k puts logit 0 at P(capable) = 0.5 for a typical episode of the type. ``clock_effects``:
+    the logit moves by κ_m (``timed_cap``) under a timed clock (the tables' column ``t``)."""
     a0 = _prior("a0")
     sd_a, sd_b, sd_g = _scale("sd_model_cap"), _scale("sd_type_cap"), _scale("sd_model_type_cap")
     a_m = pm.ZeroSumNormal("model_cap", sigma=sd_a, dims="model")
@@ -321,6 +323,7 @@ def _capability(d: ModelData, item_lat=None):
     log_g = _data("type_log_g", d.type_log_g, "float64")
     offset = _data("type_offset", d.type_offset, "float64")
     item_eff = _item_effects(d, item_lat)  # index -1 (no task id) picks the appended 0: no item effect
+    timed_cap = _prior("timed_cap", dims="model") if clock_effects else None
 
     def log_capable(table, prefix: str):
         """log P(capable) per row of ``table`` (columns m, k, i, x), factored: the logit's log-sigmoid
@@ -330,7 +333,11 @@ def _capability(d: ModelData, item_lat=None):
         pair, pair_of, kx, kx_of = _factor(table)
         pm_, pk, pi = (_data(f"{prefix}_pair_{c}", pair[c], "int64") for c in ("m", "k", "i"))
         qk, qx = _data(f"{prefix}_kx_k", kx["k"], "int64"), _data(f"{prefix}_kx_x", kx["x"], "float64")
-        log_sig = -pt.softplus(-(eta_mk[pm_, pk] + item_eff[pi] + offset[pk]))
+        logit = eta_mk[pm_, pk] + item_eff[pi] + offset[pk]
+        if timed_cap is not None:  # a padded (empty) table has no column t: nothing timed
+            t = pair["t"] if "t" in pair else np.zeros(len(pair))
+            logit = logit + timed_cap[pm_] * _data(f"{prefix}_pair_t", t, "float64")
+        log_sig = -pt.softplus(-logit)
         expo = pt.exp(log_g[qk] + length[qk] * qx)
         return expo[_data(f"{prefix}_kx_of", kx_of, "int64")] * log_sig[_data(f"{prefix}_pair_of", pair_of, "int64")]
 
@@ -338,14 +345,15 @@ def _capability(d: ModelData, item_lat=None):
 
 
 def _factor(table):
-    """(distinct (m, k, i) rows, each row's index into them, distinct (k, x) rows, each row's index)."""
+    """(distinct (m, k, i[, t]) rows, each row's index into them, distinct (k, x) rows, each row's
+    index); ``t`` (timed) where the table has it (clock effects)."""
     import pandas as pd
 
     def distinct(cols):
         codes, uniques = pd.MultiIndex.from_frame(table[cols]).factorize()
         return uniques.to_frame(index=False, name=cols), codes.astype(np.int64)
 
-    pair, pair_of = distinct(["m", "k", "i"])
+    pair, pair_of = distinct(["m", "k", "i"] + (["t"] if "t" in table else []))
     kx, kx_of = distinct(["k", "x"])
     return pair, pair_of, kx, kx_of
 

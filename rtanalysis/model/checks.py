@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.latency import floored_log_latency
+from ..schema import TIMED_CLOCKS
 from .derived import ParamDraws, capable_probability, param_draws
 from .families import at_model
 
@@ -48,7 +49,8 @@ from .families import at_model
 CHECK_FAMILIES = {
     "success_rate": ("success_rate", "success per cell is not reproduced: capability or timing that the "
                      "model's structure cannot represent (e.g. an agent less capable under the wall clock than "
-                     "paused, item difficulty that also slows it)"),
+                     "paused: try clock_effects=True, rtanalysis report --clock-effects; item difficulty that "
+                     "also slows it: item_latency=True)"),
     "success_given_misses": ("success_given_misses", "how missed windows end episodes is not reproduced "
                              "(fatality per task type)"),
     "success_sd_across_items": ("success_across_items", "success varies across items more (or less) than the "
@@ -215,7 +217,7 @@ def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
     slot = pd.Series(np.arange(len(classes)), index=classes.index)
     y_rep = np.zeros((p.n, len(classes)))
     for (m, k), gg in g.groupby(["m", "k"], sort=True):
-        p_cap = capable_probability(p, d, m, k, gg["i"].to_numpy(), gg["x"].to_numpy())
+        p_cap = capable_probability(p, d, m, k, gg["i"].to_numpy(), gg["x"].to_numpy(), gg["timed"].to_numpy(bool))
         p_s = p_cap * (1 - p.fatality[:, [k]]) ** gg["M"].to_numpy()[None, :]
         draws = rng.binomial(gg["n"].to_numpy()[None, :], np.clip(p_s, 0.0, 1.0))
         timed = gg["timed"].to_numpy(bool)
@@ -473,6 +475,8 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     sub = p.take(idx)
     draws = res._deriver.compute(sub)
     x = log_latency(res.steps) if res.steps is not None and len(res.steps) else None
+    if x is not None and getattr(res.data, "clock_effects", False):  # the latency cells hold timed decisions only
+        x = np.where(res.steps["clock"].isin(TIMED_CLOCKS).to_numpy(bool), x, np.nan)
     by_item = getattr(res, "item_latency", False) and p.item_lat is not None
     if by_item and x is not None:
         x = _item_adjusted(res, p, x)

@@ -28,6 +28,10 @@ def add_cli(subparsers) -> None:
     p.add_argument("--item-latency", action="store_true",
                    help="give each item (task id) a time intensity on log-latency, for data where hard items are "
                         "also slow (the latency_by_item check flags that); normal latency family only")
+    p.add_argument("--clock-effects", action="store_true",
+                   help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
+                        "decisions only, for agents that think less when the clock runs (the success-rate check "
+                        "flags the timed rows); needs paused runs of the same models")
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"),
                    help="NUTS implementation (numpyro needs the bench extra: jax, numpyro)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -78,7 +82,7 @@ def _fit(args) -> int:
         print(str(lr), file=sys.stderr)
     res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, ci_prob=args.ci_prob,
               latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet,
-              item_latency=args.item_latency)
+              item_latency=args.item_latency, clock_effects=args.clock_effects)
     out = res.to_dir(args.out)
     d = res.diagnostics
     status = "ok" if d["ok"] else "NOT CONVERGED (see diagnostics.json; do not report these numbers)"

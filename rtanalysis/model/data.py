@@ -22,6 +22,8 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
 * ``unlabelled``: episodes without complete labels by (model, task_type, item, x, M): ``n``, ``y``
   (x = the episode's log number of decisions, centred within its task type).
 * ``cap_labelled``: labelled episodes by (model, task_type, item, x): ``n``, ``capable``.
+* With ``clock_effects`` (:func:`aggregate`): both also by ``t`` (1 under a timed clock), and the
+  latency tables hold timed decisions only (an agent may think differently when the clock runs).
 * ``timing_labelled``: labelled *capable* episodes by (task_type, M): ``n``, ``y``.
 * ``episodes``: one row per episode (row key, item, M, labelled, ...), for derived quantities.
 * ``windows``/``episode_windows``: distinct decision windows and their counts per episode.
@@ -65,6 +67,7 @@ class ModelData:
     type_offset: np.ndarray | None = None  # per task type: logit(0.5^(1/g)), logit 0 ↔ P(capable) 0.5
     timed_misses: pd.DataFrame | None = None  # m, k, clock, u, n (timed decisions), miss (logged misses)
     latency_item: pd.DataFrame | None = None  # m, k, u, i, n, s1, cell: acted decisions per (cell, item)
+    clock_effects: bool = False  # success tables split by timed (``t``); latency tables from timed decisions
 
     @property
     def dims(self) -> dict[str, int]:
@@ -191,10 +194,10 @@ def _episode_labels(e: pd.DataFrame, S: dict, n_types: int) -> tuple[np.ndarray,
     return type_log_g, -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
 
 
-def _log_latencies(S: dict, n_units: int) -> pd.DataFrame:
-    """Acted decisions' log-latencies per (m, k, u) cell; zero latencies are floored at half the
-    smallest positive one of their unit (log 0 is -inf)."""
-    lat, acted = S["lat"], S["acted"]
+def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFrame:
+    """Acted decisions' log-latencies per (m, k, u) cell (``timed_only``: under a timed clock only);
+    zero latencies are floored at half the smallest positive one of their unit (log 0 is -inf)."""
+    lat, acted = S["lat"], S["acted"] & (S["timed"] if timed_only else True)
     m, k, u = S["cell"]
     loglat = floored_log_latency(lat, u)  # the one definition, shared with the checks and metrics
     return pd.DataFrame({"m": m, "k": k, "u": u, "i": S["item"], "x": loglat, "lat": lat,
@@ -299,12 +302,15 @@ def _log_ref(S: dict, obs: pd.DataFrame, cens_sel, units) -> pd.DataFrame:
     return pd.DataFrame(ref, columns=["unit", "center", "scale"])
 
 
-def _success_tables(e: pd.DataFrame, by):
-    """(unlabelled, cap_labelled, timing_labelled, not-capable labelled (n, y))."""
+def _success_tables(e: pd.DataFrame, by, clock_effects: bool = False):
+    """(unlabelled, cap_labelled, timing_labelled, not-capable labelled (n, y)); ``clock_effects``:
+    the first two also by ``t`` (1 under a timed clock)."""
+    t = ["t"] if clock_effects else []
+    e = e.assign(t=e["timed"].to_numpy(np.int64)) if clock_effects else e
     unl = e[~e["labelled"]]
-    unlabelled = by(unl, ["m", "k", "i", "x", "M"]).agg(n=("y", "size"), y=("y", "sum"))
+    unlabelled = by(unl, ["m", "k", "i", "x", "M"] + t).agg(n=("y", "size"), y=("y", "sum"))
     lab = e[e["labelled"]]
-    cap_labelled = by(lab, ["m", "k", "i", "x"]).agg(n=("y", "size"), capable=("capable", "sum"))
+    cap_labelled = by(lab, ["m", "k", "i", "x"] + t).agg(n=("y", "size"), capable=("capable", "sum"))
     capable = lab[lab["capable"]]
     timing_labelled = by(capable, ["k", "M"]).agg(n=("y", "size"), y=("y", "sum"))
     tables = [f.drop(columns="_row", errors="ignore") for f in (unlabelled, cap_labelled, timing_labelled)]
@@ -336,28 +342,30 @@ def _item_types(e: pd.DataFrame, n_items: int) -> np.ndarray:
             .to_numpy(np.int64))
 
 
-def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False) -> ModelData:
+def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False,
+              clock_effects: bool = False) -> ModelData:
     """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input.
 
     ``per_row=True`` skips the reduction: one table row per decision / episode (``n = 1``), the same
-    likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against."""
+    likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against.
+    ``clock_effects``: the tables a fit with clock effects needs (module docstring)."""
     by = _grouper(per_row)
     _check_episodes(episodes)
     ep = episodes.reset_index(drop=True)
     e, lv = _episode_frame(ep)
     S = _step_arrays(ep, steps, e)
     type_log_g, type_offset = _episode_labels(e, S, len(lv["task_types"]))
-    obs = _log_latencies(S, len(lv["units"]))
+    obs = _log_latencies(S, len(lv["units"]), timed_only=clock_effects)
     latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by)
     log_ref = _log_ref(S, obs, cens_sel, lv["units"])
     # binned log-latency (observed decisions only; censored ones stay separate, exact): per cell,
     # edges at the cell's own quantiles, so every family is judged on the same bins, tails included
     edges, binned = _bin_latencies(obs, latency, log_ref, cell_index)
-    unlabelled, cap_labelled, timing_labelled, notcap = _success_tables(e, by)
+    unlabelled, cap_labelled, timing_labelled, notcap = _success_tables(e, by, clock_effects)
     windows, episode_windows = _window_tables(S)
     e["model"] = ep["model"].astype(str).to_numpy()
     e["task_type"] = ep["task_type"].astype(str).to_numpy()
     return ModelData(lv["models"], lv["task_types"], lv["units"], lv["items"], latency, censored, exposure, binned,
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
                      log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
-                     latency_item_table(obs, cell_index))
+                     latency_item_table(obs, cell_index), clock_effects)

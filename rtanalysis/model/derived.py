@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
+from ..schema import TIMED_CLOCKS
 from .data import ModelData
 from .families import FAMILIES, LatencyFamily, at_model, family
 
@@ -38,6 +39,7 @@ class ParamDraws:
     item_lat: np.ndarray | None = None  # (S, n_items + 1) item time intensities (log-latency), last = 0
     latency_family: str = "normal"  # a :mod:`.families` entry
     shape: dict = field(default_factory=dict)  # its shape parameters: (S,) or (S, model) each
+    timed_cap: np.ndarray | None = None  # (S, model) capability logit under a timed clock minus paused
 
     @property
     def n(self) -> int:
@@ -49,7 +51,7 @@ class ParamDraws:
 
     def take(self, idx) -> "ParamDraws":
         """The draws ``idx`` only."""
-        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat")
+        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat", "timed_cap")
         return replace(self, **{a: None if getattr(self, a) is None else getattr(self, a)[idx] for a in arrays},
                        shape={k: v[idx] for k, v in self.shape.items()})
 
@@ -133,7 +135,7 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
         p_always = (np.broadcast_to(always[:, None], fatality.shape) if prior
                     else expit(g("always_fatal_log_odds")))
         fatality = np.where(rng.random(fatality.shape) < p_always, 1.0, fatality)
-    return ParamDraws(mu, sigma, eta, item, fatality, pi, g("length_cap"), item_lat, fam.name, shape)
+    return ParamDraws(mu, sigma, eta, item, fatality, pi, g("length_cap"), item_lat, fam.name, shape, g("timed_cap"))
 
 
 def _fitted_family(ds) -> LatencyFamily:
@@ -143,10 +145,13 @@ def _fitted_family(ds) -> LatencyFamily:
     return max(have, key=lambda f: len(f.params))
 
 
-def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs) -> np.ndarray:
+def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs, timed=False) -> np.ndarray:
     """(S, G) P(capable) of episodes of model m, type k with ``items`` and centred log lengths ``xs``
-    (:func:`.build.build_model`: P(decision right)^(g_k exp(β_k x)))."""
+    (:func:`.build.build_model`: P(decision right)^(g_k exp(β_k x))); ``timed`` (one flag or one per
+    episode group): under a timed clock, which moves the logit by κ_m when the fit has clock effects."""
     logit = p.eta[:, m, k][:, None] + p.item[:, items] + d.type_offset[k]
+    if p.timed_cap is not None:
+        logit = logit + p.timed_cap[:, m][:, None] * np.broadcast_to(np.asarray(timed, dtype=float), np.shape(items))
     expo = np.exp(d.type_log_g[k] + p.length[:, k][:, None] * np.asarray(xs)[None, :])
     return np.exp(expo * log_expit(logit))
 
@@ -382,7 +387,8 @@ class Deriver:
         if kept is not None and j in kept:
             return kept[j]
         r, s = self.rows.iloc[j], self._row_cache[j]
-        cap = capable_probability(p, self.d, int(r["m"]), int(r["k"]), s.items, s.xs)  # (S, A)
+        cap = capable_probability(p, self.d, int(r["m"]), int(r["k"]), s.items, s.xs,
+                                  timed=r["clock"] in TIMED_CLOCKS)  # (S, A)
         by_class = np.asarray((s.weight.T @ cap.T).T)  # sparse (B, A) @ (A, S): O(S × nonzeros)
         if kept is not None:
             kept[j] = by_class

@@ -85,7 +85,8 @@ RETRY_TARGET_ACCEPT = 0.95
 
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | str | None = "auto",
-        sampler: str = "nutpie", per_row: bool = False, item_latency: bool = False) -> "FitResult":
+        sampler: str = "nutpie", per_row: bool = False, item_latency: bool = False,
+        clock_effects: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
@@ -100,6 +101,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     baseline, much slower). ``item_latency``: each item (task id) also gets a time intensity on
     log-latency, paired with its capability effect in the derived quantities (for data where hard
     items are also slow: the ``latency_by_item`` check flags it); normal latency family only.
+    ``clock_effects``: an agent may behave differently when the clock runs: each model's capability
+    gets a timed-minus-paused effect κ_m (identified by its paused episodes) and the latency model
+    is fitted to timed decisions only (for data where the success-rate check flags the timed rows).
     """
     from .build import build_model
 
@@ -115,7 +119,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     if not (tune is None or tune == "auto" or (isinstance(tune, (int, np.integer)) and tune >= 0)):
         raise ValueError(f"tune must be a number of steps >= 0, None or 'auto', got {tune!r}")
     episodes, steps = _as_frames(data)
-    d = aggregate(episodes, steps, per_row=per_row)
+    d = aggregate(episodes, steps, per_row=per_row, clock_effects=clock_effects)
     n_tune = draws if tune in (None, "auto") else int(tune)
     t0 = time.time()
     loo, chosen = None, latency_family
@@ -150,13 +154,28 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         diag["retried"] = {"first": first, "tune": n_tune, "draws": draws, "asked": asked, "target_accept": accept}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
+    diag["notes"] += _clock_effect_notes(d)
     if no_item_latency_data:
         diag["notes"].append("item_latency was asked for, but no item has informative latencies (task ids and "
                              "latencies that vary): fitted without item time intensities")
     return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
                      data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
                      tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
-                     item_latency=bool(item_latency))
+                     item_latency=bool(item_latency), clock_effects=bool(clock_effects))
+
+
+def _clock_effect_notes(d: ModelData) -> list[str]:
+    """With clock effects: the models whose κ_m the data cannot identify (no paused or no timed episodes)."""
+    if not d.clock_effects:
+        return []
+    e = d.episodes
+    has = e.groupby("m")["timed"].agg(["any", "all"])
+    lacking = [d.models[m] for m, r in has.iterrows() if r["all"] or not r["any"]]
+    if not lacking:
+        return []
+    return [f"clock effects: {len(lacking)} model(s) ({', '.join(lacking[:5])}{', ...' if len(lacking) > 5 else ''}) "
+            "were not run under both the paused and a timed clock: their timed-minus-paused capability effect is "
+            "the prior's, so their timed capability and timing split rest on it (wide intervals); run them paused too"]
 
 
 def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, target_accept=None):
@@ -217,6 +236,7 @@ class FitResult:
     steps: pd.DataFrame | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
     item_latency: bool = False  # items have time intensities (``fit(item_latency=True)``)
+    clock_effects: bool = False  # capability under timed clocks has its own effect (``fit(clock_effects=True)``)
 
     # ---------------------------------------------------------------- internals
     @property
@@ -405,7 +425,7 @@ class FitResult:
         self.counterfactuals().to_csv(out / "counterfactuals.csv", index=False)
         info = {**self.diagnostics, "seed": self.seed, "draws": self.n_draws, "chains": self.chains,
                 "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
-                "item_latency": self.item_latency,
+                "item_latency": self.item_latency, "clock_effects": self.clock_effects,
                 "ci_prob": self.ci_prob, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
         if self._loo is not None:
@@ -436,15 +456,17 @@ class FitResult:
         _, table = diagnose(idata, [v for v in MAIN_PARAMS if v in idata["posterior"]])
         diag = {k: v for k, v in info.items() if k not in _RUN_KEYS}
         loo = pd.DataFrame(info["latency_loo"]) if "latency_loo" in info else None
-        return cls(idata=idata, data=aggregate(episodes, steps), diagnostics=diag, seed=info["seed"],
+        clock_effects = bool(info.get("clock_effects", False))
+        return cls(idata=idata, data=aggregate(episodes, steps, clock_effects=clock_effects), diagnostics=diag,
+                   seed=info["seed"],
                    ci_prob=info.get("ci_prob", info.get("interval")), data_hash=digest, latency_family=info["latency_family"],
                    n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
                    _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
-                   item_latency=bool(info.get("item_latency", False)))
+                   item_latency=bool(info.get("item_latency", False)), clock_effects=clock_effects)
 
 
 #: keys of diagnostics.json that describe the run rather than the diagnostics
-_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "item_latency", "ci_prob",
+_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "item_latency", "clock_effects", "ci_prob",
              "rtanalysis_version",
              "data_hash", "data", "latency_loo")
 

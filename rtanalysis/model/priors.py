@@ -22,6 +22,9 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "sd_type_cap": ("Fixed", {"value": 1.5}, "task types' difficulty effects, zero-sum, Normal(0, 1.5) logit"),
     "sd_model_type_cap": ("Fixed", {"value": 1.0}, "model × task-type interaction, zero-sum, Normal(0, 1) logit"),
     "sd_item_cap": ("HalfNormal", {"sigma": 1.0}, "spread of items (tasks) within each task type (logit)"),
+    "timed_cap": ("Normal", {"mu": 0.0, "sigma": 1.0},
+                  "per model, capability logit under a timed clock minus paused (``clock_effects=True``): an "
+                  "agent that thinks less when the clock runs; identified by the model's paused episodes"),
     "length_cap": ("Normal", {"mu": 1.0, "sigma": 0.5},
                    "P(capable) = P(decision right)^(g·(n/g)^β): β = 1 when every decision must be right "
                    "(how `capable` is defined), 0 when length does not matter"),

@@ -47,6 +47,10 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
     p.add_argument("--item-latency", action="store_true",
                    help="give each item (task id) a time intensity on log-latency (hard items that are also "
                         "slow; the latency_by_item check flags them); normal latency family only")
+    p.add_argument("--clock-effects", action="store_true",
+                   help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
+                        "decisions only, for agents that think less when the clock runs (the success-rate check "
+                        "flags the timed rows); needs paused runs of the same models")
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
     p.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
@@ -82,7 +86,8 @@ def _report(args, paths, fmt: str = "auto") -> dict:
         return run_report(paths, args.out, draws=args.draws, chains=args.chains, seed=args.seed,
                           ci_prob=args.ci_prob, figures_dir=args.figures, fit_model=not args.no_fit,
                           progress=not args.quiet, format=fmt, tune=args.tune,
-                          latency_family=args.latency_family, item_latency=args.item_latency)
+                          latency_family=args.latency_family, item_latency=args.item_latency,
+                          clock_effects=args.clock_effects)
     except ValueError as e:  # unreadable input or an unknown format: a user error, not a crash
         raise _cli_error(str(e)) from e
 

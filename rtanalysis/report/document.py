@@ -206,11 +206,13 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
     family = FAMILIES[fit.latency_family].description
     items = (", and a time intensity per item (task), paired with the item's capability effect"
              if getattr(fit, "item_latency", False) else "")
+    clock = ("; each model's capability has its own effect under timed clocks (against paused) and latency is "
+             "fitted to timed decisions only" if getattr(fit, "clock_effects", False) else "")
     return [{"kind": "p", "text": (
         "**Model.** A hierarchical capability × timing model (PyMC): an episode succeeds when the model is "
         "capable (logit-scale model, task-type, model × task-type and item effects; see `docs/model.md` for which "
         "scales are fixed and which are estimated) and every "
-        f"decision lands inside its validity window (latency {family} with model and task-type effects{items}; a missed "
+        f"decision lands inside its validity window (latency {family} with model and task-type effects{items}{clock}; a missed "
         "window is fatal with a per-task-type probability). Under the paused clock timing cannot fail, which "
         "identifies capability. Priors are weakly informative and do not depend on the data (the registry in "
         "`rtanalysis.model.priors`, documented in `docs/model.md`). Latency cells with fewer than 3 distinct "
