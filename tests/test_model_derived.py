@@ -26,7 +26,7 @@ def _random_params(d, rng, item_latency=False, mixture=False):
     p = random_param_draws(d, S, rng)
     if item_latency:  # item time intensities, the last (no task id) 0 as param_draws has it
         p.item_lat = np.concatenate([rng.normal(0, 0.6, (S, len(d.items))), np.zeros((S, 1))], axis=1)
-    if mixture:  # a minority mode per model, slow or fast
+    if mixture:  # a second mode per model, slower or faster
         p.latency_family = "mixture"
         M = len(d.models)
         p.shape = {"mode_share": rng.uniform(0.05, 0.5, (S, M)), "mode_shift": rng.uniform(-3, 3, (S, M))}

@@ -66,6 +66,24 @@ def test_mixture_binned_likelihood_equals_the_bin_probabilities(sim):
     np.testing.assert_allclose(v["lat"], direct, rtol=1e-9)
 
 
+def test_chains_start_on_the_side_each_model_is_skewed_to(sim):
+    """The mixture's starting values: a slower second mode (δ > 0) for right-skewed log-latencies, a
+    faster one for their mirror image (the cells' quantile edges negated), never jittered."""
+    from dataclasses import replace
+
+    from rtanalysis.model.families import skew_sign
+
+    lr = sim.load()
+    d = aggregate(lr.episodes, lr.steps)
+    assert (skew_sign(d) == 1).all()  # bimodal: 30 % of decisions in a slow mode
+    mirrored = replace(d, bin_edges=-d.bin_edges[:, ::-1])
+    assert (skew_sign(mirrored) == -1).all()
+    start = FAMILIES["mixture"].initial(mirrored)
+    np.testing.assert_array_equal(start["mode_shift"], -2.0)
+    model = build_model(d, "mixture")
+    assert model.rvs_to_initial_values[model["mode_shift"]] is not None
+
+
 @pytest.mark.slow
 def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
     """``bimodal`` (30 % of decisions in a reasoning mode, log-latency +1.4, within-mode SD 0.5): the default family's
@@ -80,9 +98,9 @@ def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
               latency_family="mixture")
     assert res.diagnostics["n_divergent"] == 0
     post = res.idata["posterior"]
-    # per model: a slow minority mode, 1.4 / 0.5 within-mode SDs above the majority one
-    assert np.abs(post["mode_shift"].mean(("chain", "draw")).values - 1.4 / 0.5).max() < 0.3
-    assert np.abs(post["mode_share"].mean(("chain", "draw")).values - 0.3).max() < 0.08
+    # per model, label-free: a slow mode with 30 % of decisions, 1.4 / 0.5 within-mode SDs above the other
+    assert np.abs(post["mode_gap"].mean(("chain", "draw")).values - 1.4 / 0.5).max() < 0.3
+    assert np.abs(post["slow_mode_share"].mean(("chain", "draw")).values - 0.3).max() < 0.08
     s = score_fit(res.decomposition(), sim.truth)
     for q in ("p_timely", "share_timing", "p_capable"):
         got = s[s["quantity"] == q]

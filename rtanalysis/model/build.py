@@ -21,13 +21,13 @@ MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_ite
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
                "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat", "timed_cap",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
-               "type_sigma", "nu", "mode_share", "mode_shift")
+               "type_sigma", "nu", "slow_mode_share", "mode_gap")
 
 
-def _prior(name: str, dims=None, **fill):
+def _prior(name: str, dims=None, initval=None, **fill):
     dist, kwargs, _ = PRIORS[name]
     kw = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
-    return getattr(pm, dist)(name, **kw, dims=dims)
+    return getattr(pm, dist)(name, **kw, dims=dims, initval=initval)
 
 
 def _scale(name: str):
@@ -61,10 +61,15 @@ def latency_params(d: ModelData):
     return mu, log_sigma
 
 
-def latency_shape(fam: LatencyFamily) -> dict:
+def latency_shape(fam: LatencyFamily, d: ModelData) -> dict:
     """The family's shape parameters (:mod:`.families`) as random variables, one per model where the
-    family says so."""
-    return {name: _prior(name, dims="model" if name in fam.per_model else None) for name in fam.params}
+    family says so, starting where the family's ``initial`` puts them for ``d`` (not jittered)."""
+    start = fam.initial(d) if fam.initial is not None else {}
+    shape = {name: _prior(name, dims="model" if name in fam.per_model else None, initval=start.get(name))
+             for name in fam.params}
+    for name, (fn, dims) in fam.reported.items():  # label-free summaries, for diagnostics and reports
+        pm.Deterministic(name, fn(shape), dims=dims)
+    return shape
 
 
 def shape_at(fam: LatencyFamily, shape: dict, m, column: bool = False) -> dict:
@@ -139,7 +144,7 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         # model/type effects are zero-sum (ZeroSumNormal): the intercepts are then identified, which
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
         L, mu, log_sigma, cell_m = latency_cells(d)
-        shape = latency_shape(fam)
+        shape = latency_shape(fam, d)
         _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m)
         item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
         _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0])

@@ -35,7 +35,7 @@ def latency_only_model(d: ModelData, name: str):
     coords = {"model": d.models, "task_type": d.task_types, "unit": d.units}
     with pm.Model(coords=coords) as model:
         _, mu, log_sigma, cell_m = latency_cells(d)
-        shape = latency_shape(fam)
+        shape = latency_shape(fam, d)
         log_probs, counts = binned_latency(d, mu, pm.math.exp(log_sigma), fam, shape, cell_m)
         pm.Deterministic("bin_logp", log_probs)
         pm.Potential("latency_binned", pm.math.sum(counts * log_probs))
@@ -72,7 +72,7 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
         point[fam] = elpd
         mean = (w * elpd).sum() / n
         se = float(np.sqrt(n * (w * (elpd - mean) ** 2).sum() / n))
-        shape = ", ".join(f"{p}={np.median(post[p].values):.3g}" for p in family(fam).params)
+        shape = ", ".join(f"{p}={np.median(post[p].values):.3g}" for p in family(fam).summaries)
         rows.append(dict(family=fam, elpd_loo=float((w * elpd).sum()), se=se, p_loo=float((w * (lpd - elpd)).sum()),
                          max_pareto_k=float(np.max(khat)), n_decisions=int(n), shape=shape))
     out = pd.DataFrame(rows)

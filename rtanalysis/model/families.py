@@ -11,22 +11,24 @@ layer.
 * ``normal``: log-normal latency; the only family whose likelihood is written on sufficient
   statistics (and the only one with item time intensities);
 * ``t``: Student-t(ν) on the log scale, for heavy tails;
-* ``mixture``: two log-normal modes with one within-mode SD: a minority mode, taken with probability
-  w_m ≤ ½, δ_m within-mode SDs from the majority one (δ_m > 0: a model that mostly answers at once
-  and sometimes deliberates; δ_m < 0: one that mostly deliberates). μ and σ stay the mean and total
-  SD of log-latency, as in the other families (the modes sit at μ − wδs and μ + (1 − w)δs, s = σ /
-  √(1 + w(1 − w)δ²)). Why this form: with the fast mode at μ, σ the within-mode SD, w ∈ (0, 1) and one
-  shared δ > 0, chains stuck at w ≈ 1 (one wide mode; R-hat 1.5–1.8 on the ``bimodal`` preset):
-  a right-skewed model's mirror image (w > ½) fits worse than one normal, so w ≈ 1 is a local
-  optimum that sampling cannot leave. With the minority share w ≤ ½ and a signed δ_m per model,
-  right and left skew meet at δ_m = 0 (one normal) and no such barrier is left; μ and σ, pinned
-  by the data whatever the shape, need not move when w does.
+* ``mixture``: two log-normal modes with one within-mode SD s: a second mode, taken with
+  probability w_m, δ_m within-mode SDs from the first (per model). μ and σ stay the mean and total SD
+  of log-latency, as in the other families (the modes sit at μ − wδs and μ + (1 − w)δs, s = σ /
+  √(1 + w(1 − w)δ²)), so the data pin them whatever the shape. (w, δ) and (1 − w, −δ) are the same
+  distribution; the labels are left free and what is reported and diagnosed is label-free
+  (``slow_mode_share``, ``mode_gap`` = |δ|). Why: every labelled form measured left chains in a
+  mirror-image basin they could not leave on the ``bimodal`` preset (4 chains × 400, seeds 100 and
+  103): the fast mode at μ, w ∈ (0, 1), one δ > 0 shared: w ≈ 1 (R-hat 1.7–1.8); the same with μ, σ
+  as mean and total SD: w ≈ 1 (R-hat 1.53); a minority share w ≤ ½ with a signed δ per model: w = ½
+  with δ of the wrong sign (R-hat 1.53, also when the chains start on the right side). With the
+  labels free, each basin is connected to its mirror image: all chains agree
+  (``benchmarks/mixture_chains.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import numpy as np
 from scipy import special
@@ -48,6 +50,17 @@ class LatencyFamily:
     ppf: Callable
     pt_logcdf: Callable
     pt_logsf: Callable
+    #: the chains' starting values of the shape parameters from the data (``ModelData``), not
+    #: jittered; None: the sampler's default start
+    initial: Optional[Callable] = None
+    #: what is reported and diagnosed of the shape: name → (function of the shape tensors, dims);
+    #: the parameters themselves where empty
+    reported: dict = field(default_factory=dict)
+
+    @property
+    def summaries(self) -> tuple[str, ...]:
+        """The names reported for this family's shape (label-free where the labels are not)."""
+        return tuple(self.reported) or self.params
 
 
 def _normal_ppf(u, mu, sigma):
@@ -69,36 +82,36 @@ def _t(fn: str):
 
 
 def mixture_modes(mu, sigma, mode_share, mode_shift):
-    """(majority mode's location, within-mode SD) of the mixture with mean ``mu`` and total SD
-    ``sigma`` whose minority mode lies ``mode_shift`` within-mode SDs from it (numpy or PyTensor)."""
+    """(first mode's location, within-mode SD) of the mixture with mean ``mu`` and total SD ``sigma``
+    whose second mode (share ``mode_share``) lies ``mode_shift`` within-mode SDs from it (numpy or PyTensor)."""
     within = sigma / (1 + mode_share * (1 - mode_share) * mode_shift**2) ** 0.5
     return mu - mode_share * mode_shift * within, within
 
 
-def _fast_z(x, mu, sigma, mode_share, mode_shift):
-    """(x − the majority mode's location) / the within-mode SD."""
-    fast, within = mixture_modes(mu, sigma, mode_share, mode_shift)
-    return (x - fast) / within
+def _first_z(x, mu, sigma, mode_share, mode_shift):
+    """(x − the first mode's location) / the within-mode SD."""
+    first, within = mixture_modes(mu, sigma, mode_share, mode_shift)
+    return (x - first) / within
 
 
 def _mixture_cdf(x, mu, sigma, mode_share, mode_shift):
-    z = _fast_z(x, mu, sigma, mode_share, mode_shift)
+    z = _first_z(x, mu, sigma, mode_share, mode_shift)
     return (1 - mode_share) * special.ndtr(z) + mode_share * special.ndtr(z - mode_shift)
 
 
 def _mixture_sf(x, mu, sigma, mode_share, mode_shift):
-    z = _fast_z(x, mu, sigma, mode_share, mode_shift)
+    z = _first_z(x, mu, sigma, mode_share, mode_shift)
     return (1 - mode_share) * special.ndtr(-z) + mode_share * special.ndtr(mode_shift - z)
 
 
 def _mixture_logsf(x, mu, sigma, mode_share, mode_shift):
-    z = _fast_z(x, mu, sigma, mode_share, mode_shift)
+    z = _first_z(x, mu, sigma, mode_share, mode_shift)
     return np.logaddexp(np.log1p(-mode_share) + special.log_ndtr(-z),
                         np.log(mode_share) + special.log_ndtr(mode_shift - z))
 
 
 def _mixture_ppf(u, mu, sigma, mode_share, mode_shift, iterations: int = 60):
-    """The mixture's quantile by bisection in the majority mode's z: it lies between the two modes'
+    """The mixture's quantile by bisection in the first mode's z: it lies between the two modes'
     quantiles, an interval of width |δ| that 60 halvings shrink below 1e-15 of it."""
     u, mu, sigma, w, shift = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in
                                                    (u, mu, sigma, mode_share, mode_shift)))
@@ -108,8 +121,8 @@ def _mixture_ppf(u, mu, sigma, mode_share, mode_shift, iterations: int = 60):
         mid = 0.5 * (lo + hi)
         below = (1 - w) * special.ndtr(mid) + w * special.ndtr(mid - shift) < u
         lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    fast, within = mixture_modes(mu, sigma, w, shift)
-    return fast + within * 0.5 * (lo + hi)
+    first, within = mixture_modes(mu, sigma, w, shift)
+    return first + within * 0.5 * (lo + hi)
 
 
 def _pt_normal(mu, sigma):
@@ -134,16 +147,53 @@ def _student(mu, sigma, nu):
 
 
 def _mixture_pt(fn_name):
+    """The mixture's PyTensor log-CDF (``logcdf``) or log-survival (``logccdf``): each mode's, weighted."""
     def f(x, mu, sigma, mode_share, mode_shift):
         import pymc as pm
         import pytensor.tensor as pt
 
         fn = getattr(pm, fn_name)
-        fast_loc, within = mixture_modes(mu, sigma, mode_share, mode_shift)
-        fast = fn(_pt_normal(fast_loc, within), x)
-        slow = fn(_pt_normal(fast_loc + mode_shift * within, within), x)
-        return pt.logaddexp(pt.log1p(-mode_share) + fast, pt.log(mode_share) + slow)
+        first, within = mixture_modes(mu, sigma, mode_share, mode_shift)
+        in_first = fn(_pt_normal(first, within), x)
+        in_second = fn(_pt_normal(first + mode_shift * within, within), x)
+        return pt.logaddexp(pt.log1p(-mode_share) + in_first, pt.log(mode_share) + in_second)
     return f
+
+
+def skew_sign(d) -> np.ndarray:
+    """Per model, the sign of its log-latencies' skew (+1 right, −1 left): Bowley's quantile skew
+    (q90 + q10 − 2 q50)/(q90 − q10) of each informative latency cell, from the cell's bin edges (cut
+    at its own quantiles, :data:`.data.BIN_QUANTILES`), averaged over the model's cells by decisions."""
+    from .data import BIN_QUANTILES
+
+    q10, q50, q90 = (int(np.flatnonzero(np.isclose(BIN_QUANTILES, q))[0]) for q in (0.1, 0.5, 0.9))
+    L, e = d.latency, np.asarray(d.bin_edges, dtype=float)
+    weight = L["n"].to_numpy(float) * (L["informative"].to_numpy(float) if "informative" in L else 1.0)
+    spread = e[:, q90] - e[:, q10] if len(L) else np.zeros(0)
+    skew = np.where(spread > 0, (e[:, q90] + e[:, q10] - 2 * e[:, q50]) / np.where(spread > 0, spread, 1), 0.0)
+    m = L["m"].to_numpy() if len(L) else np.zeros(0, dtype=np.int64)
+    total = np.bincount(m, weights=weight * skew, minlength=len(d.models))
+    return np.where(total < 0, -1.0, 1.0)
+
+
+def _mixture_initial(d) -> dict:
+    """Each model's chains start with a second mode of share 0.2 on the side its latencies are
+    skewed to (δ = ±2), near one of the two labellings the data favour, not in between."""
+    return {"mode_share": np.full(len(d.models), 0.2), "mode_shift": 2.0 * skew_sign(d)}
+
+
+def _slow_share(shape):
+    """Share of the slower mode: w where the second mode is the slower (δ > 0), else 1 − w."""
+    import pytensor.tensor as pt
+
+    return pt.switch(shape["mode_shift"] > 0, shape["mode_share"], 1 - shape["mode_share"])
+
+
+def _gap(shape):
+    """|δ|: the modes' distance in within-mode SDs."""
+    import pytensor.tensor as pt
+
+    return pt.abs(shape["mode_shift"])
 
 
 FAMILIES: dict[str, LatencyFamily] = {
@@ -163,7 +213,8 @@ FAMILIES: dict[str, LatencyFamily] = {
         "mixture", "a two-mode log-normal mixture (fast and reasoning modes)", ("mode_share", "mode_shift"),
         ("mode_share", "mode_shift"),
         cdf=_mixture_cdf, sf=_mixture_sf, logsf=_mixture_logsf, ppf=_mixture_ppf,
-        pt_logcdf=_mixture_pt("logcdf"), pt_logsf=_mixture_pt("logccdf")),
+        pt_logcdf=_mixture_pt("logcdf"), pt_logsf=_mixture_pt("logccdf"), initial=_mixture_initial,
+        reported={"slow_mode_share": (_slow_share, "model"), "mode_gap": (_gap, "model")}),
 }
 #: in order of complexity: the LOO choice keeps the first unless another is clearly better
 NAMES = tuple(FAMILIES)

@@ -58,14 +58,14 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
                 "P(no answer) of a model that has the mode; mean 0.05, 95% below ~0.15"),
     # heavier-tailed variant
     "nu": ("Gamma", {"alpha": 2.0, "beta": 0.1}, "Student-t degrees of freedom (Juárez & Steel 2010)"),
-    # two-mode variant (``mixture``, :mod:`.families`): per model, a minority mode (share w_m ≤ ½)
-    # δ_m within-mode SDs from the majority one; μ and σ stay the mean and total SD of log-latency
-    "mode_share": ("Uniform", {"lower": 0.0, "upper": 0.5},
-                   "per model, share of decisions in the minority latency mode; uniform on (0, ½) (the "
-                   "minority by definition: no label switching)"),
+    # two-mode variant (``mixture``, :mod:`.families`): per model, a second mode (share w_m) δ_m
+    # within-mode SDs from the first; μ and σ stay the mean and total SD of log-latency. (w, δ) and
+    # (1 − w, −δ) are the same distribution: the labels are free, what is reported is label-free
+    "mode_share": ("Uniform", {"lower": 0.0, "upper": 1.0},
+                   "per model, share of decisions in the second latency mode; uniform"),
     "mode_shift": ("Normal", {"mu": 0.0, "sigma": 3.0},
-                   "per model, offset of the minority mode from the majority one in within-mode SDs; > 0: "
-                   "a slow (reasoning) minority, < 0: a fast one; 0 is one log-normal"),
+                   "per model, offset of the second mode from the first in within-mode SDs (either sign); 0 "
+                   "is one log-normal"),
 }
 
 #: fixed prior centres per declared time unit: (typical latency, typical SD of log-latency). Not

@@ -182,8 +182,9 @@ def compile_model_c(model):
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
 
-    point_fn = make_initial_point_fn(model=model, default_strategy="support_point",
-                                     jitter_rvs=set(model.free_RVs), return_transformed=True)
+    # a variable given a starting value (a family's ``initial``) keeps it: only the others are jittered
+    point_fn = make_initial_point_fn(model=model, default_strategy="support_point", return_transformed=True,
+                                     jitter_rvs={v for v in model.free_RVs if model.rvs_to_initial_values.get(v) is None})
     import threading
 
     lock = threading.Lock()
