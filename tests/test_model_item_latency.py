@@ -9,6 +9,7 @@ from scipy.stats import norm
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.simulate import simulate
+from tests.recovery import assert_recovered
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +62,11 @@ def test_item_latency_recovers_the_decomposition_where_hard_items_are_slow():
     |error| ≤ 0.05 and root-mean-square standardised error ≤ 2 (SD from the 90 % interval), and the
     latency checks (run on item-adjusted latencies) do not flag the fit."""
     from rtanalysis.model import fit
-    from rtanalysis.model.calibrate import score_fit
 
     sim = simulate("difficulty_latency", seed=100, labelled=True)
     res = fit(sim.load(), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None, item_latency=True)
     assert res.item_latency and res.diagnostics["n_divergent"] == 0
-    s = score_fit(res.decomposition(), sim.truth)
-    for q in ("p_timely", "share_timing", "p_capable"):
-        got = s[s["quantity"] == q]
-        assert len(got) == 6
-        sd = (got["hi"] - got["lo"]) / (2 * 1.645)
-        z = (got["estimate"] - got["truth"]) / sd
-        assert got["abs_error"].mean() <= 0.05, (q, got)
-        assert np.sqrt((z**2).mean()) <= 2.0, (q, z.round(2).tolist())
+    assert_recovered(res, sim.truth)
     flags = res.ppc_flags()
     posterior = flags[flags["kind"] == "posterior"].set_index("family")
     assert "latency_by_item" not in posterior.index  # its permutation null is not this model's

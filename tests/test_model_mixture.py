@@ -10,6 +10,7 @@ from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.families import FAMILIES
 from rtanalysis.simulate import simulate
+from tests.recovery import assert_recovered
 
 
 def test_mixture_quantile_inverts_its_cdf_and_log_sf_is_its_sf():
@@ -91,7 +92,6 @@ def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
     the mixture family the errors are of the size of the posterior spread (mean |error| ≤ 0.05,
     RMS standardised error ≤ 2), the modes are recovered, and the latency checks do not flag it."""
     from rtanalysis.model import fit
-    from rtanalysis.model.calibrate import score_fit
 
     sim = simulate("bimodal", seed=100, labelled=False)
     res = fit(sim.load(), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None,
@@ -101,14 +101,7 @@ def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
     # per model, label-free: a slow mode with 30 % of decisions, 1.4 / 0.5 within-mode SDs above the other
     assert np.abs(post["mode_gap"].mean(("chain", "draw")).values - 1.4 / 0.5).max() < 0.3
     assert np.abs(post["slow_mode_share"].mean(("chain", "draw")).values - 0.3).max() < 0.08
-    s = score_fit(res.decomposition(), sim.truth)
-    for q in ("p_timely", "share_timing", "p_capable"):
-        got = s[s["quantity"] == q]
-        assert len(got) == 6
-        sd = (got["hi"] - got["lo"]) / (2 * 1.645)
-        z = (got["estimate"] - got["truth"]) / sd
-        assert got["abs_error"].mean() <= 0.05, (q, got)
-        assert np.sqrt((z**2).mean()) <= 2.0, (q, z.round(2).tolist())
+    assert_recovered(res, sim.truth)
     flags = res.ppc_flags()
     posterior = flags[flags["kind"] == "posterior"].set_index("family")
     assert not posterior.loc[["latency_body", "latency_tail"], "flagged"].any(), posterior
