@@ -79,7 +79,7 @@ def _stats(d: pd.DataFrame, ci_prob: float, cluster: str | None) -> dict:
 def _check_arms(episodes: pd.DataFrame, a: str, b: str, over: str, quantity: str) -> None:
     if over not in episodes.columns:
         raise ValueError(f"over: no episode column {over!r}")
-    values = set(episodes[over].dropna().astype(str))
+    values = set(episodes[over].dropna().astype(str).unique())
     for name, arm in (("a", a), ("b", b)):
         if arm not in values:
             raise ValueError(f"{name}: no episode has {over} = {arm!r}; values are {sorted(values)}")

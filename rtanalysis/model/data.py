@@ -87,6 +87,19 @@ def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
 BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 0.975, 0.99])
 
 
+def cell_rows(cell_index: dict, frame: pd.DataFrame) -> np.ndarray:
+    """The latency-table row of each row of ``frame`` (columns m, k, u), looked up in ``cell_index``
+    ({(m, k, u): row}) in one vectorised pass (a Python loop over 5.7 M decisions took 8 s)."""
+    cols = ["m", "k", "u"]
+    if not len(frame):
+        return np.zeros(0, dtype=np.int64)
+    keys = pd.MultiIndex.from_tuples(list(cell_index), names=cols)
+    pos = keys.get_indexer(pd.MultiIndex.from_frame(frame[cols].astype(np.int64)))
+    if (pos < 0).any():
+        raise KeyError(f"latency cell {tuple(frame[cols].to_numpy()[np.argmax(pos < 0)])} not in the latency table")
+    return np.fromiter(cell_index.values(), dtype=np.int64, count=len(cell_index))[pos]
+
+
 def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFrame, cell_index: dict):
     """(edges (rows of ``latency``, 13), counts frame (rows, 14)): each cell's observed log-latencies
     in bins cut at that cell's quantiles :data:`BIN_QUANTILES`; a cell without observations gets
@@ -96,7 +109,7 @@ def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFra
     edges = ref[latency["u"].to_numpy(), :1] + ref_z[None, :] * ref[latency["u"].to_numpy(), 1:]
     counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
     if len(obs):
-        row = np.array([cell_index[tuple(r)] for r in obs[["m", "k", "u"]].to_numpy()]) if len(latency) else None
+        row = cell_rows(cell_index, obs) if len(latency) else None
         x = obs["x"].to_numpy()
         order = np.argsort(row, kind="stable")
         bounds = np.flatnonzero(np.diff(row[order])) + 1
@@ -264,7 +277,7 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     latency["n_at_close"] = per_cell["nc"].to_numpy(np.int64)
     latency["informative"] = informative_latency(per_cell["nn"], per_cell["nd"], per_cell["nc"])
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
-    censored["cell"] = [cell_index[(a, b, c)] for a, b, c in censored[["m", "k", "u"]].to_numpy()]
+    censored["cell"] = cell_rows(cell_index, censored)
     return latency, censored, exposure, cell_index, cens_sel
 
 
@@ -277,7 +290,7 @@ def latency_item_table(obs: pd.DataFrame, cell_index: dict) -> pd.DataFrame:
         f = f.assign(n=1, s1=f["x"])
     out = (f.groupby(["m", "k", "u", "i"], as_index=False, sort=True).agg(n=("n", "sum"), s1=("s1", "sum"))
            .astype({"m": np.int64, "k": np.int64, "u": np.int64, "i": np.int64, "n": np.int64}))
-    out["cell"] = np.array([cell_index[(a, b, c)] for a, b, c in out[["m", "k", "u"]].to_numpy()], dtype=np.int64)
+    out["cell"] = cell_rows(cell_index, out)
     return out.reset_index(drop=True)
 
 

@@ -57,13 +57,16 @@ def figure_tables(episodes, steps, ci_prob: float = 0.95, metrics: dict | None =
     fallback tables grouped by model over the timed clocks (``hazard_by_model``,
     ``fallback_by_model``; all clocks when none is timed)."""
     from .. import metrics as m
+    from ..metrics._groups import steps_of
 
     have = metrics or {}
     names = ("success", "success_by_latency", "latency", "latency_ecdf", "validity", "observed_decomposition")
     out = {name: have[name] if name in have else m.METRICS[name](episodes, steps, None, ci_prob) for name in names}
     timed = timed_or_all(episodes)
-    out["hazard_by_model"] = m.failure_hazard(timed, steps, by="model", ci_prob=ci_prob)
-    out["fallback_by_model"] = m.fallback_summary(timed, steps, by="model", ci_prob=ci_prob)
+    with m.shared_episode_rows():  # each decision's episode found once for both tables, not per table
+        timed_steps = steps if timed is episodes else steps_of(steps, timed)
+        out["hazard_by_model"] = m.failure_hazard(timed, timed_steps, by="model", ci_prob=ci_prob)
+        out["fallback_by_model"] = m.fallback_summary(timed, timed_steps, by="model", ci_prob=ci_prob)
     return out
 
 

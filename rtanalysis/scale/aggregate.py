@@ -194,7 +194,9 @@ def _latency_tables(con, n_units: int):
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
     latency = _add_distinct(con, latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64}))
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
-    censored["cell"] = [cell_index[(m, k, u)] for m, k, u in censored[["m", "k", "u"]].to_numpy()]
+    from ..model.data import cell_rows
+
+    censored["cell"] = cell_rows(cell_index, censored)
     per_item = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, i::BIGINT i, count(*)::BIGINT n, fsum(x) s1
         FROM obs WHERE i >= 0 GROUP BY m, k, u, i""").df()
     return latency, censored, exposure, latency_item_table(per_item, cell_index)
