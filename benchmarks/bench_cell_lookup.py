@@ -12,9 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _results import append_result
 
 
 def main(argv=None) -> int:
@@ -47,10 +46,7 @@ def main(argv=None) -> int:
             f"{tuple(round(x, 1) for x in os.getloadavg())}\n"
             f"dict lookup per decision {t_loop:8.2f} s\ncell_rows (vectorised)   {t_vec:8.2f} s   ratio "
             f"{t_loop / t_vec:.1f}x, same rows\nwhole aggregate (now)    {whole:8.2f} s\n")
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "bench_cell_lookup.txt", "a") as fh:
-        fh.write(text + "\n")
+    append_result("bench_cell_lookup.txt", text)
     return 0
 
 

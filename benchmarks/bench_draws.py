@@ -16,11 +16,11 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
+
+from _results import append_result
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
-RESULTS = Path(__file__).resolve().parent / "results"
 QUANTITIES = ("p_capable", "p_timely", "share_timing")
 
 
@@ -64,10 +64,7 @@ def main(argv=None) -> int:
     text = (f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; leaderboard60 --tasks {args.tasks} --seeds "
             f"{args.seeds}: {len(lr.episodes):,} episodes, {len(lr.steps):,} decisions; load average "
             f"{tuple(round(x, 1) for x in os.getloadavg())}\n{table.to_string(index=False)}\n")
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "bench_draws.txt", "a") as fh:
-        fh.write(text + "\n")
+    append_result("bench_draws.txt", text)
     return 0
 
 

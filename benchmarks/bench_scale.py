@@ -39,7 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from _results import append_result
+
 RUNGS = {"1e4": (10, 3), "1e5": (100, 3), "1e6": (100, 32)}  # leaderboard60 (tasks, seeds): ~9.6k, 96k, 1.0M episodes
 #: the stages `rtanalysis report` runs, each once
 WHOLE_REPORT = ("ingest", "setup", "sampling", "derived", "report")
@@ -342,11 +343,8 @@ def main(argv=None) -> int:
     head = _header()
     body = {"ladder": ladder, "memory": memory, "dask": dask_throughput}[args.cmd](args)
     text = f"{head}\n{body}\n# load average at end {tuple(round(x, 1) for x in os.getloadavg())}\n"
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    name = {"ladder": "bench_scale.txt", "memory": "bench_scale_memory.txt", "dask": "bench_scale_dask.txt"}[args.cmd]
-    with open(RESULTS / name, "a") as fh:
-        fh.write(text + "\n")
+    append_result({"ladder": "bench_scale.txt", "memory": "bench_scale_memory.txt",
+                   "dask": "bench_scale_dask.txt"}[args.cmd], text)
     return 0
 
 

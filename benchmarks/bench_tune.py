@@ -17,11 +17,11 @@ import os
 import pickle
 import sys
 import time
-from pathlib import Path
+
+from _results import append_result
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _data(args):
@@ -63,10 +63,7 @@ def main(argv=None) -> int:
                      f"{diag['min_ess_bulk']:>8.0f} {diag['n_divergent']:>5} {str(diag['ok']):>5}   " + "; ".join(chains))
         print(lines[-1], file=sys.stderr, flush=True)
     text = "\n".join(lines) + "\n"
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "bench_tune.txt", "a") as fh:
-        fh.write(text + "\n")
+    append_result("bench_tune.txt", text)
     return 0
 
 
