@@ -7,6 +7,9 @@ Run:   .venv/bin/python benchmarks/sbc_study.py run --sims 200 --ranks benchmark
        .venv/bin/python benchmarks/sbc_study.py summary --ranks benchmarks/results/sbc_ranks.csv \
            --out benchmarks/results/sbc_uniformity.csv --plot docs/img/sbc_ranks.png
 ``run`` appends each fit's ranks as it finishes (restartable: finished sims are skipped).
+Other model structures: ``run --clock-effects`` (κ_m ranked too), ``run --item-latency`` (sd_item_lat and
+β_k too) and ``run --latency-family t|mixture`` (ν, or the mixture's label-free slow_mode_share and
+mode_gap, too); give each its own ``--ranks``.
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ def sbc_design():
 def run(args) -> None:
     from rtanalysis.model.sbc import one_sbc, prior_draws, template_from_design
 
-    t = template_from_design(sbc_design(), seed=args.seed)
-    prior, p_all = prior_draws(t, args.sims, args.seed)
+    t = template_from_design(sbc_design(), seed=args.seed, clock_effects=args.clock_effects,
+                             item_latency=args.item_latency)
+    prior, p_all = prior_draws(t, args.sims, args.seed, args.latency_family)
     done = set(pd.read_csv(args.ranks)["sim"]) if os.path.exists(args.ranks) else set()
-    for j in range(args.sims):
+    for j in range(*(args.only or (0, args.sims))):
         if j in done:
             continue
         t0 = time.time()
@@ -46,7 +50,7 @@ def run(args) -> None:
               file=sys.stderr, flush=True)
 
 
-def plot(ranks: pd.DataFrame, path: str) -> None:
+def plot(ranks: pd.DataFrame, path: str, label: str = "") -> None:
     import matplotlib.pyplot as plt
 
     names = list(dict.fromkeys(ranks["parameter"]))
@@ -66,7 +70,7 @@ def plot(ranks: pd.DataFrame, path: str) -> None:
         ax.tick_params(labelsize=6)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
-    fig.suptitle(f"SBC rank histograms ({ranks['sim'].nunique()} prior draws; band: 99% per bin under uniformity)",
+    fig.suptitle(f"SBC rank histograms{label} ({ranks['sim'].nunique()} prior draws; band: 99% per bin under uniformity)",
                  fontsize=9)
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -85,7 +89,7 @@ def summary(args) -> pd.DataFrame:
     if args.out:
         u.round(5).to_csv(args.out, index=False)
     if args.plot:
-        plot(ranks, args.plot)
+        plot(ranks, args.plot, f", {args.label}" if args.label else "")
     return u
 
 
@@ -99,11 +103,17 @@ def main(argv=None):
     r.add_argument("--thin", type=int, default=4)
     r.add_argument("--seed", type=int, default=2026)
     r.add_argument("--ranks", default="benchmarks/results/sbc_ranks.csv")
+    r.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture"))
+    r.add_argument("--clock-effects", action="store_true")
+    r.add_argument("--item-latency", action="store_true")
+    r.add_argument("--only", type=int, nargs=2, metavar=("START", "STOP"),
+                   help="only prior draws START..STOP-1 (to split one study across processes)")
     r.set_defaults(func=run)
     s = sub.add_parser("summary")
     s.add_argument("--ranks", default="benchmarks/results/sbc_ranks.csv")
     s.add_argument("--out", default="benchmarks/results/sbc_uniformity.csv")
     s.add_argument("--plot", default="docs/img/sbc_ranks.png")
+    s.add_argument("--label", default="", help="the model structure, for the plot's title")
     s.set_defaults(func=summary)
     args = ap.parse_args(argv)
     args.func(args)

@@ -38,6 +38,11 @@ def test_the_rule():
     # 4 of 100 at the close stays informative, 5 of 100 does not; 2 at the close never trips it
     assert informative_latency([100, 100, 20], [90, 90, 18], [4, 5, 2]).tolist() == [True, False, True]
     assert CAPPED_SHARE == 0.05
+    # nearly constant = fewer than 3 distinct values, repeated: one tick length logged 50 times, or 2 values
+    # among 6, is left out; one or two acted decisions that do not repeat are measured times and stay in
+    # (dropping them biased SBC: docs/model.md, SBC); a cell with no acted decision has nothing to learn from
+    assert informative_latency([50, 6, 1, 2, 0], [1, 2, 1, 2, 0], [0, 0, 0, 0, 0]).tolist() == [
+        False, False, True, True, False]
 
 
 def test_capped_cells_are_flagged_uncapped_are_not():

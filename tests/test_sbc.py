@@ -73,3 +73,64 @@ def test_sbc_rank_breaks_ties_at_random():
     # within the tolerance counts as a tie; outside it, the ordinary count
     assert sbc_rank(np.array([[1e-20], [0.5]]), 0.0, rng, tie=1e-12)[0] in (0, 1)
     assert sbc_rank(np.array([[0.1], [0.2], [0.9]]), 0.5, rng)[0] == 2
+
+
+def _fixed_draw(t, latency_family: str, **shape):
+    """One prior draw with the latency (μ 0, σ 0.5 on log seconds), capability (logit 3 for every
+    episode) and timing (no silence mode, misses never fatal) fixed, so what is drawn is known."""
+    _, p = prior_draws(t, 1, seed=3, latency_family=latency_family)
+    p.mu[:], p.sigma[:], p.eta[:], p.item[:], p.fatality[:] = 0.0, 0.5, 3.0, 0.0, 0.0
+    if p.length is not None:
+        p.length[:] = 0.0
+    if p.silence is not None:
+        p.silence[:] = 0.0
+    for name, value in shape.items():
+        p.shape[name][:] = value
+    return p
+
+
+@pytest.mark.parametrize("latency_family, shape", [("t", {"nu": 1.0}),
+                                                   ("mixture", {"mode_share": 0.5, "mode_shift": 6.0})])
+def test_generator_draws_the_fitted_familys_latencies(latency_family, shape):
+    """Paused decisions (never censored) follow the family's CDF, and not the normal one with the same μ, σ."""
+    from rtanalysis.model.families import family
+
+    t = template_from_design(_tiny(tasks=10, seeds=8), seed=2)
+    p = _fixed_draw(t, latency_family, **shape)
+    recs = generate(t, p, np.random.default_rng(4))
+    x = np.log([s["latency"] for r in recs if r["clock"] == "paused" and r["time_unit"] == "s" for s in r["steps"]])
+    assert len(x) > 400
+    fam = family(latency_family)
+    assert stats.kstest(x, lambda v: fam.cdf(v, 0.0, 0.5, **shape)).pvalue > 1e-3
+    assert stats.kstest(x, lambda v: stats.norm.cdf(v, 0.0, 0.5)).pvalue < 1e-3
+
+
+def test_generator_moves_timed_capability_by_the_clock_effect():
+    """With κ_m = −6 a timed episode is capable with P = expit(3 − 6) ≈ 0.05, a paused one with expit(3) ≈
+    0.95; without clock effects the two clocks agree."""
+    rates = {}
+    for clock_effects in (True, False):
+        t = template_from_design(_tiny(tasks=6, seeds=6), seed=2, clock_effects=clock_effects)
+        p = _fixed_draw(t, "normal")
+        if clock_effects:
+            p.timed_cap[:] = -6.0
+        recs = generate(t, p, np.random.default_rng(5))
+        f = pd.DataFrame({"clock": [r["clock"] for r in recs], "success": [r["success"] for r in recs]})
+        rates[clock_effects] = f.groupby("clock")["success"].mean()
+    assert rates[True]["paused"] > 0.85 and rates[True]["wall"] < 0.15, rates[True]
+    assert rates[False]["wall"] > 0.85, rates[False]
+
+
+def test_generator_shifts_an_items_latency_by_its_time_intensity():
+    """With τ = +1.5 for one item and 0 for the others, that item's paused log-latencies sit 1.5 above
+    the rest (σ 0.5: the means' SE is below 0.1)."""
+    t = template_from_design(_tiny(tasks=6, seeds=6), seed=2, item_latency=True)
+    p = _fixed_draw(t, "normal")
+    p.item_lat[:] = 0.0
+    p.item_lat[0, 0] = 1.5
+    recs = generate(t, p, np.random.default_rng(6))
+    item0 = t.data.items[0]
+    f = pd.DataFrame([(r["task"] == item0, np.log(s["latency"])) for r in recs if r["clock"] == "paused"
+                      and r["time_unit"] == "s" for s in r["steps"]], columns=["item0", "x"])
+    mean = f.groupby("item0")["x"].mean()
+    assert f["item0"].sum() >= 20 and abs(mean[True] - mean[False] - 1.5) < 0.3, mean

@@ -7,7 +7,8 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
   ``s2 = Σ (log L)²`` over decisions with an action (exact for the Normal on log-latency),
   ``n_distinct`` latencies, ``n_at_close`` (acted decisions whose latency equals their window's
   close) and ``informative`` (:func:`informative_latency`: ≥ :data:`MIN_DISTINCT_LATENCIES` distinct
-  values and not capped at the close; an uninformative cell stays out of the latency likelihood).
+  values, or one or two that do not repeat, and not capped at the close; an uninformative cell stays
+  out of the latency likelihood).
 * ``timed_misses``: per (model, task_type, clock, unit), timed decisions and logged misses
   (early, late, silent or ``fallback``), for rows whose latencies are uninformative.
 * ``censored``: silent decisions under a timed clock whose window close is known, by distinct
@@ -85,6 +86,13 @@ def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
 
 #: cumulative probabilities of the per-cell bin edges of log-latency (14 bins; finer in the tails)
 BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 0.975, 0.99])
+#: how the edges are read off a cell's log-latencies (``np.quantile``'s method): the midpoint of the two
+#: order statistics around each quantile, so an edge falls between data points (on one only when the
+#: quantile's index is whole). Linear interpolation
+#: (NumPy's default) biased the binned likelihood's scale: σ ×1.13 at 8 decisions per cell, ×0.97 at
+#: 100; midpoints ×1.01 and ×1.00 (``benchmarks/binned_scale_bias.py``), and SBC of the mixture family
+#: found the intercept of log σ too high (docs/model.md, SBC)
+BIN_EDGE_METHOD = "midpoint"
 
 
 def cell_rows(cell_index: dict, frame: pd.DataFrame) -> np.ndarray:
@@ -98,6 +106,11 @@ def cell_rows(cell_index: dict, frame: pd.DataFrame) -> np.ndarray:
     if (pos < 0).any():
         raise KeyError(f"latency cell {tuple(frame[cols].to_numpy()[np.argmax(pos < 0)])} not in the latency table")
     return np.fromiter(cell_index.values(), dtype=np.int64, count=len(cell_index))[pos]
+
+
+def bin_edges(x: np.ndarray) -> np.ndarray:
+    """One cell's bin edges: its log-latencies' quantiles :data:`BIN_QUANTILES` (:data:`BIN_EDGE_METHOD`)."""
+    return np.quantile(x, BIN_QUANTILES, method=BIN_EDGE_METHOD)
 
 
 def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFrame, cell_index: dict):
@@ -115,7 +128,7 @@ def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFra
         bounds = np.flatnonzero(np.diff(row[order])) + 1
         for idx in np.split(order, bounds):
             r = row[idx[0]]
-            e = np.quantile(x[idx], BIN_QUANTILES)
+            e = bin_edges(x[idx])
             same = latency[["m", "k", "u"]].to_numpy() == latency.loc[r, ["m", "k", "u"]].to_numpy()
             edges[same.all(axis=1)] = e
             counts[r] = np.bincount(np.searchsorted(e, x[idx]), minlength=counts.shape[1])
@@ -217,9 +230,12 @@ def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFr
                          "at_close": at_close(lat, S["close"])})[acted]
 
 
-#: a latency cell with fewer distinct acted latencies than this says nothing about its spread (a
-#: harness that logs the tick length as every latency): it is left out of the latency likelihood and
-#: its decisions' P(miss) comes from the logged misses instead (``latency_informative`` = False)
+#: a latency cell with fewer distinct acted latencies than this, and repeats among them, says nothing
+#: about its spread (a harness that logs the tick length as every latency): it is left out of the
+#: latency likelihood and its decisions' P(miss) comes from the logged misses instead
+#: (``latency_informative`` = False). A cell with one or two acted decisions, not repeated, is kept: its
+#: few latencies are measured times (dropping them was measured to bias μ upwards in SBC: the cells
+#: where most decisions were silent lost the fast ones that acted, benchmarks/results/sbc_uniformity_clock_effects*.csv)
 MIN_DISTINCT_LATENCIES = 3
 #: a cell where at least this share of acted latencies equals the window close (and at least
 #: :data:`MIN_DISTINCT_LATENCIES` of them) is *capped*: the harness cut thinking off at the deadline
@@ -231,11 +247,13 @@ CAPPED_SHARE = 0.05
 
 def informative_latency(n: np.ndarray, n_distinct: np.ndarray, n_at_close: np.ndarray) -> np.ndarray:
     """Per latency cell: do its acted latencies inform P(miss)? Not when (nearly) constant (fewer
-    than :data:`MIN_DISTINCT_LATENCIES` distinct values) or capped at the window close
+    than :data:`MIN_DISTINCT_LATENCIES` distinct values, some repeated) or capped at the window close
     (:data:`CAPPED_SHARE`). The one rule, shared by :func:`aggregate` and the DuckDB path."""
     n, n_at_close = np.asarray(n, dtype=float), np.asarray(n_at_close, dtype=float)
+    n_distinct = np.asarray(n_distinct, dtype=float)
     capped = (n_at_close >= MIN_DISTINCT_LATENCIES) & (n_at_close >= CAPPED_SHARE * n)
-    return (np.asarray(n_distinct) >= MIN_DISTINCT_LATENCIES) & ~capped
+    # a cell with no acted decision stays uninformative (nothing measured: P(miss) from the logged misses)
+    return ((n_distinct >= MIN_DISTINCT_LATENCIES) | ((n_distinct == n) & (n > 0))) & ~capped
 
 
 def at_close(lat: np.ndarray, close: np.ndarray) -> np.ndarray:

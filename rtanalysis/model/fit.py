@@ -200,10 +200,12 @@ def _data_notes(d: ModelData) -> dict:
         notes.append("no timed clock: timing cannot be separated (every episode ran under the paused clock); "
                      "p_timely = 1 and share_timing = 0 by definition, only capability is estimated")
     flat = d.latency[~d.latency["informative"]] if "informative" in d.latency else d.latency.iloc[:0]
-    constant = flat[flat["n_distinct"] < MIN_DISTINCT_LATENCIES] if len(flat) else flat
+    # not capped: too few distinct values, repeated (or none at all)
+    constant = (flat[(flat["n_distinct"] < MIN_DISTINCT_LATENCIES) & ((flat["n_distinct"] < flat["n"]) | (flat["n"] == 0))]
+                if len(flat) else flat)
     if len(constant):
-        notes.append(f"{len(constant)} latency cell(s) have fewer than 3 distinct latencies (e.g. the tick length "
-                     "logged for every decision): their P(miss) comes from the logged misses/fallbacks, "
+        notes.append(f"{len(constant)} latency cell(s) have fewer than 3 distinct latencies, repeated (e.g. the "
+                     "tick length logged for every decision): their P(miss) comes from the logged misses/fallbacks, "
                      "flagged latency_informative = False in the decomposition; their latency counterfactuals (λ, "
                      "as:<model>) keep that logged rate, so they say nothing about a change of latency")
     if len(flat) > len(constant):

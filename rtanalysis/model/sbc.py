@@ -5,11 +5,14 @@ fixed template structure (the template's models, task types, items, clocks, deci
 and windows) and the model is fitted to it; the rank of θ among (thinned) posterior draws is
 uniform on {0, …, L} for every scalar when the sampler and the derived quantities are right.
 
-The generator is the model's own generative process for unlabelled logs: per decision, log-latency
-``Normal(μ_umk, σ_umk)``; under a timed clock a decision is silent with probability π_m (the silence
+The generator is the model's own generative process for unlabelled logs: per decision, a log-latency
+from the fitted family (``Normal(μ_umk, σ_umk)`` by default; Student-t or the two-mode mixture with
+the family's shape parameters, by their quantile functions); under a timed clock a decision is silent with probability π_m (the silence
 mode) or when its latency passes the window close (the censor point the likelihood uses, so no
 action lands after the close); a miss is a silence or an action before the window opens; the
-episode succeeds with probability ``P(capable) · (1 − f_k)^M``. Both hurdle indicators come from
+episode succeeds with probability ``P(capable) · (1 − f_k)^M``, P(capable) moved by κ_m under a timed
+clock when the template carries clock effects (``clock_effects=True``), log-latency shifted by the
+item's time intensity τ_i when it carries those (``item_latency=True``). Both hurdle indicators come from
 their prior prevalences (:func:`.derived.param_draws` with ``prior=True``).
 
 Why not ``simuk``: its SBC draws data with ``pm.sample_posterior_predictive`` of observed
@@ -28,7 +31,10 @@ from scipy import stats
 
 #: scalar parameters ranked (every element of a vector parameter is ranked separately)
 SBC_PARAMS = ("a0", "c0", "s0", "length_cap", "sd_item_cap", "fatality", "always_fatal", "silence_prevalence",
-              "model_cap", "type_cap", "model_lat", "type_lat")
+              "model_cap", "type_cap", "model_lat", "type_lat",
+              # present only in some structures: clock effects, the t family, the mixture's label-free
+              # summaries, item time intensities (their SD and the difficulty-per-intensity slope β_k)
+              "timed_cap", "nu", "slow_mode_share", "mode_gap", "sd_item_lat", "item_cap_per_lat")
 #: derived quantities ranked per timed row
 SBC_DERIVED = ("p_timely", "share_timing", "p_capable")
 
@@ -45,16 +51,19 @@ class Template:
     u: np.ndarray
     i: np.ndarray
     x: np.ndarray
+    item_latency: bool = False  # the model has item time intensities τ_i (``fit(item_latency=True)``)
 
 
-def template_from_design(design, seed: int = 0) -> Template:
-    """A template from a simulator design (its records, loaded and aggregated)."""
+def template_from_design(design, seed: int = 0, clock_effects: bool = False, item_latency: bool = False) -> Template:
+    """A template from a simulator design (its records, loaded and aggregated); ``clock_effects``: the
+    tables of a fit with clock effects (the generator then moves timed capability by κ_m);
+    ``item_latency``: a model with item time intensities (the generator shifts an item's log-latency by τ_i)."""
     from ..simulate import simulate
     from .data import aggregate
 
     sim = simulate(design, seed=seed, labelled=False)
     lr = sim.load()
-    d = aggregate(lr.episodes, lr.steps)
+    d = aggregate(lr.episodes, lr.steps, clock_effects=clock_effects)
     recs = sim.records
     m = np.array([d.models.index(r["model"]) for r in recs])
     k = np.array([d.task_types.index(r["task_type"]) for r in recs])
@@ -62,7 +71,7 @@ def template_from_design(design, seed: int = 0) -> Template:
     i = np.array([d.items.index(r["task"]) if r.get("task") in d.items else -1 for r in recs])
     n = np.array([len(r["steps"]) for r in recs])
     x = np.round(np.log(n) - d.type_log_g[k], 12)
-    return Template(recs, d, m, k, u, i, x)
+    return Template(recs, d, m, k, u, i, x, item_latency)
 
 
 def _timed(clock: str) -> bool:
@@ -78,16 +87,22 @@ def generate(t: Template, p, rng: np.random.Generator) -> list[dict]:
 
     out = []
     pi = p.silence[0] if p.silence is not None else np.zeros(len(t.data.models))
-    cap = np.array([capable_probability(p, t.data, m, k, [i], [x])[0, 0]
-                    for m, k, i, x in zip(t.m, t.k, t.i, t.x)])
+    timed_rec = np.array([_timed(r["clock"]) for r in t.records])
+    tau = np.zeros(len(t.i)) if p.item_lat is None else p.item_lat[0, t.i]  # item -1 (none): the 0 column
+    cap = np.array([capable_probability(p, t.data, m, k, [i], [x], timed=[tm])[0, 0]
+                    for m, k, i, x, tm in zip(t.m, t.k, t.i, t.x, timed_rec)])
     for e, rec in enumerate(t.records):
         m, k, u = t.m[e], t.k[e], t.u[e]
-        timed = _timed(rec["clock"])
-        mu, sd = p.mu[0, u, m, k], p.sigma[0, u, m, k]
+        timed = bool(timed_rec[e])
+        mu, sd = p.mu[0, u, m, k] + tau[e], p.sigma[0, u, m, k]
+        fam, shape = p.dist_at(m)
+        shape = {name: v[0, 0] for name, v in shape.items()}
         steps, misses, clock_t = [], 0, 0.0
         for s in rec["steps"]:
             lo, hi = s["window"]
-            lat = float(np.exp(mu + sd * rng.standard_normal()))
+            # capped at e^40: a Student-t with ν < 1 can draw log-latencies that overflow (a prior draw
+            # that far out is silent under a timed clock anyway)
+            lat = float(np.exp(min(fam.ppf(rng.random(), mu, sd, **shape), 40.0)))
             lat = max(round(lat, 4), 1e-4) if rec["time_unit"] == "s" else max(float(round(lat)), 1.0)
             silent = timed and (rng.random() < pi[m] or lat > hi)
             if silent:
@@ -114,14 +129,15 @@ def _load(records: list[dict]):
     return sink.finish()
 
 
-def prior_draws(t: Template, n: int, seed: int):
-    """(raw prior dataset, ParamDraws) of ``n`` prior draws on the template's model."""
+def prior_draws(t: Template, n: int, seed: int, latency_family: str = "normal"):
+    """(raw prior dataset, ParamDraws) of ``n`` prior draws on the template's model (with the template's
+    clock effects, if any, and the latency family ``latency_family``)."""
     import pymc as pm
 
     from .build import build_model
     from .derived import param_draws
 
-    model = build_model(t.data, "normal")
+    model = build_model(t.data, latency_family, item_latency=t.item_latency)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         idata = pm.sample_prior_predictive(draws=n, model=model, random_seed=seed)
@@ -161,12 +177,14 @@ def sbc_rank(sample: np.ndarray, truth, rng, tie: float = 0.0) -> np.ndarray:
 
 
 def one_sbc(t: Template, prior, p_all, j: int, draws: int, chains: int, thin: int, seed: int) -> dict:
-    """Ranks of prior draw ``j`` among the thinned posterior of a fit to data generated from it."""
+    """Ranks of prior draw ``j`` among the thinned posterior of a fit to data generated from it (the fit
+    has the prior's latency family and the template's clock effects)."""
     from .fit import fit
 
     p = p_all.take([j])
     recs = generate(t, p, np.random.default_rng([seed, j]))
-    res = fit(_load(recs), draws=draws, chains=chains, seed=seed + j, progress=False, tune=None)
+    res = fit(_load(recs), draws=draws, chains=chains, seed=seed + j, progress=False, tune=None,
+              latency_family=p.latency_family, clock_effects=t.data.clock_effects, item_latency=t.item_latency)
     post = res.idata["posterior"]
     rank_rng = np.random.default_rng([seed, j, 1])
     ranks, names = [], []
@@ -191,11 +209,12 @@ def one_sbc(t: Template, prior, p_all, j: int, draws: int, chains: int, thin: in
 
 
 def run_sbc(design, n_sims: int, draws: int = 300, chains: int = 2, thin: int = 6, seed: int = 0,
-            progress=None) -> pd.DataFrame:
+            progress=None, latency_family: str = "normal", clock_effects: bool = False,
+            item_latency: bool = False) -> pd.DataFrame:
     """SBC on ``design``'s structure: a long frame sim, parameter, rank, n_post (ranks in 0..n_post),
-    fit_ok, divergences."""
-    t = template_from_design(design, seed=seed)
-    prior, p_all = prior_draws(t, n_sims, seed)
+    fit_ok, divergences; ``latency_family``, ``clock_effects``, ``item_latency``: the model structure calibrated."""
+    t = template_from_design(design, seed=seed, clock_effects=clock_effects, item_latency=item_latency)
+    prior, p_all = prior_draws(t, n_sims, seed, latency_family)
     rows = []
     for j in range(n_sims):
         r = one_sbc(t, prior, p_all, j, draws, chains, thin, seed)

@@ -268,14 +268,18 @@ def _log_ref(con, units: list[str]) -> pd.DataFrame:
 
 
 def _quantiles_like_numpy(con, latency: pd.DataFrame, qs: np.ndarray) -> dict:
-    """Per cell with observations: ``np.quantile(x, qs)`` (linear), from the two order statistics
-    around each quantile's virtual index, interpolated as NumPy does."""
+    """Per cell with observations: ``np.quantile(x, qs, method=BIN_EDGE_METHOD)`` ("midpoint"), from the
+    two order statistics around each quantile's virtual index, interpolated as NumPy does."""
+    from ..model.data import BIN_EDGE_METHOD
+
+    assert BIN_EDGE_METHOD == "midpoint", "the order statistics below follow NumPy's midpoint method"
     cells = latency[latency["n"] > 0]
     n = cells["n"].to_numpy(np.int64)[:, None].astype(float)
-    virtual = n * qs[None, :] + (1 + qs[None, :] * -1) - 1  # NumPy's virtual index, alpha = beta = 1
+    pos = (n - 1) * qs[None, :]
+    virtual = 0.5 * (np.floor(pos) + np.ceil(pos))  # NumPy's "midpoint" virtual index
     lo = np.clip(np.floor(virtual), 0, n - 1).astype(np.int64)
     hi = np.clip(lo + 1, 0, n - 1).astype(np.int64)
-    gamma = virtual - np.floor(virtual)
+    gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
     keys = cells[["m", "k", "u"]].to_numpy(np.int64)
     wanted = pd.DataFrame({c: np.repeat(keys[:, j], 2 * len(qs)) for j, c in enumerate(("m", "k", "u"))})
     wanted["r"] = np.column_stack([lo, hi]).ravel()
