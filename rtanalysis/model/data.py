@@ -90,8 +90,7 @@ BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9
 #: order statistics around each quantile, so an edge falls between data points (on one only when the
 #: quantile's index is whole). Linear interpolation
 #: (NumPy's default) biased the binned likelihood's scale: σ ×1.13 at 8 decisions per cell, ×0.97 at
-#: 100; midpoints ×1.01 and ×1.00 (``benchmarks/binned_scale_bias.py``), and SBC of the mixture family
-#: found the intercept of log σ too high (docs/model.md, SBC)
+#: 100; midpoints ×1.01 and ×1.00 (``benchmarks/binned_scale_bias.py``)
 BIN_EDGE_METHOD = "midpoint"
 
 

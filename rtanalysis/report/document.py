@@ -216,7 +216,7 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
         "window is fatal with a per-task-type probability). Under the paused clock timing cannot fail, which "
         "identifies capability. Priors are weakly informative and do not depend on the data (the registry in "
         "`rtanalysis.model.priors`, documented in `docs/model.md`). Latency cells with fewer than 3 distinct "
-        "latencies (a harness that logs the tick length) or with latencies piled up at the window close (a harness "
+        "latencies, repeated (a harness that logs the tick length) or with latencies piled up at the window close (a harness "
         "that cuts thinking off at the deadline and acts) are left out of the latency likelihood; their P(miss) "
         "comes from the logged misses and fallbacks, and the decomposition flags them "
         "(`latency_informative` = false)." + loo_text(fit))},
