@@ -88,9 +88,9 @@ def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
 BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 0.975, 0.99])
 #: how the edges are read off a cell's log-latencies (``np.quantile``'s method): the midpoint of the two
 #: order statistics around each quantile, so an edge falls between data points (on one only when the
-#: quantile's index is whole). Linear interpolation
-#: (NumPy's default) biased the binned likelihood's scale: σ ×1.13 at 8 decisions per cell, ×0.97 at
-#: 100; midpoints ×1.01 and ×1.00 (``benchmarks/binned_scale_bias.py``)
+#: quantile's index is whole). NumPy's default, linear interpolation, biased the binned likelihood's
+#: scale: σ ×1.13 at 8 decisions per cell, ×0.97 at 100; midpoints ×1.01 and ×1.00
+#: (``benchmarks/binned_scale_bias.py``)
 BIN_EDGE_METHOD = "midpoint"
 
 
@@ -233,8 +233,8 @@ def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFr
 #: about its spread (a harness that logs the tick length as every latency): it is left out of the
 #: latency likelihood and its decisions' P(miss) comes from the logged misses instead
 #: (``latency_informative`` = False). A cell with one or two acted decisions, not repeated, is kept: its
-#: few latencies are measured times (dropping them was measured to bias μ upwards in SBC: the cells
-#: where most decisions were silent lost the fast ones that acted, benchmarks/results/sbc_uniformity_clock_effects*.csv)
+#: few latencies are measured times (dropping them biased μ upwards in SBC with clock effects: a cell
+#: where most decisions were silent lost the fast ones that acted; ``benchmarks/sbc_dropped_cells.py``)
 MIN_DISTINCT_LATENCIES = 3
 #: a cell where at least this share of acted latencies equals the window close (and at least
 #: :data:`MIN_DISTINCT_LATENCIES` of them) is *capped*: the harness cut thinking off at the deadline

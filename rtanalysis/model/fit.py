@@ -201,8 +201,8 @@ def _data_notes(d: ModelData) -> dict:
                      "p_timely = 1 and share_timing = 0 by definition, only capability is estimated")
     flat = d.latency[~d.latency["informative"]] if "informative" in d.latency else d.latency.iloc[:0]
     # not capped: too few distinct values, repeated (or none at all)
-    constant = (flat[(flat["n_distinct"] < MIN_DISTINCT_LATENCIES) & ((flat["n_distinct"] < flat["n"]) | (flat["n"] == 0))]
-                if len(flat) else flat)
+    few, nd, n = flat["n_distinct"] < MIN_DISTINCT_LATENCIES, flat["n_distinct"], flat["n"]
+    constant = flat[few & ((nd < n) | (n == 0))] if len(flat) else flat
     if len(constant):
         notes.append(f"{len(constant)} latency cell(s) have fewer than 3 distinct latencies, repeated (e.g. the "
                      "tick length logged for every decision): their P(miss) comes from the logged misses/fallbacks, "

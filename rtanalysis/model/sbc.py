@@ -7,13 +7,13 @@ uniform on {0, …, L} for every scalar when the sampler and the derived quantit
 
 The generator is the model's own generative process for unlabelled logs: per decision, a log-latency
 from the fitted family (``Normal(μ_umk, σ_umk)`` by default; Student-t or the two-mode mixture with
-the family's shape parameters, by their quantile functions); under a timed clock a decision is silent with probability π_m (the silence
-mode) or when its latency passes the window close (the censor point the likelihood uses, so no
-action lands after the close); a miss is a silence or an action before the window opens; the
-episode succeeds with probability ``P(capable) · (1 − f_k)^M``, P(capable) moved by κ_m under a timed
-clock when the template carries clock effects (``clock_effects=True``), log-latency shifted by the
-item's time intensity τ_i when it carries those (``item_latency=True``). Both hurdle indicators come from
-their prior prevalences (:func:`.derived.param_draws` with ``prior=True``).
+the family's shape parameters, by their quantile functions); under a timed clock a decision is
+silent with probability π_m (the silence mode) or when its latency passes the window close (the
+censor point the likelihood uses, so no action lands after the close); a miss is a silence or an
+action before the window opens; the episode succeeds with probability ``P(capable) · (1 − f_k)^M``.
+With clock effects (``clock_effects=True``) P(capable) moves by κ_m under a timed clock; with item
+time intensities (``item_latency=True``) log-latency moves by the item's τ_i. Both hurdle indicators
+come from their prior prevalences (:func:`.derived.param_draws` with ``prior=True``).
 
 Why not ``simuk``: its SBC draws data with ``pm.sample_posterior_predictive`` of observed
 variables, and this model's likelihood is written as potentials on aggregated tables (no observed
@@ -178,7 +178,7 @@ def sbc_rank(sample: np.ndarray, truth, rng, tie: float = 0.0) -> np.ndarray:
 
 def one_sbc(t: Template, prior, p_all, j: int, draws: int, chains: int, thin: int, seed: int) -> dict:
     """Ranks of prior draw ``j`` among the thinned posterior of a fit to data generated from it (the fit
-    has the prior's latency family and the template's clock effects)."""
+    has the prior's latency family and the template's clock effects and item time intensities)."""
     from .fit import fit
 
     p = p_all.take([j])
