@@ -58,10 +58,18 @@ def _reset_peak() -> None:
         pass
 
 
-def _peak_mib() -> float:
+def _status_mib(field: str) -> float | None:
+    """A memory field of /proc/self/status (``VmHWM``, ``VmRSS``) in MiB; None where there is none."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
+    return None
+
+
+def _peak_mib() -> float:
+    peak = _status_mib("VmHWM")
+    if peak is not None:
+        return peak
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

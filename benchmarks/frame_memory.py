@@ -13,14 +13,12 @@ import tempfile
 from pathlib import Path
 
 from _results import append_result
-from bench_scale import RUNGS, _peak_mib
+from bench_scale import RUNGS, _peak_mib, _status_mib
 
 
 def _rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    rss = _status_mib("VmRSS")
+    return float("nan") if rss is None else rss
 
 
 def main(argv=None) -> str:
