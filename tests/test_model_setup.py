@@ -92,3 +92,36 @@ def test_tune_auto_retries_a_failed_fit_once_and_records_it():
     assert retried["asked"] == {"draws": 10, "tune": 10}
     fixed = fit(lr, draws=10, chains=2, tune=10, seed=1, progress=False)
     assert not fixed.diagnostics.get("retried") and fixed.n_draws == 10
+
+
+def _alive_numba_dispatchers() -> int:
+    import gc
+
+    from numba.core.registry import CPUDispatcher
+
+    gc.collect()
+    return sum(type(o) is CPUDispatcher for o in gc.get_objects())
+
+
+@pytest.mark.slow
+def test_refitting_in_one_process_reuses_the_compiled_functions_and_gives_the_same_draws():
+    """A notebook or a simulation study fits many times in one process. Each load of a compiled function
+    used to leave ~1,500 numba dispatchers (PyTensor registers fused kernels as global numba overloads),
+    ~17 MB a fit; the functions are now loaded once and re-bound. Re-binding must not change results:
+    data A, then data B of another shape, then A again gives A's draws exactly."""
+    import xarray as xr
+
+    from rtanalysis.model.fit import fit
+
+    def data(n_models, n_items, seed):
+        models = dict(list(ToyDesign().models.items())[:n_models])
+        return toy_load(ToyDesign(models=models, n_items=n_items), n_per_cell=15, seed=seed, labelled=True)
+
+    a, b = data(3, 6, 1), data(2, 4, 2)
+    kw = dict(draws=60, chains=2, seed=5, tune=60, progress=False)
+    first = fit(a, **kw)
+    fit(b, **kw)
+    before = _alive_numba_dispatchers()
+    again = fit(a, **kw)
+    assert _alive_numba_dispatchers() == before
+    xr.testing.assert_equal(first.idata["posterior"].to_dataset(), again.idata["posterior"].to_dataset())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 import warnings
 
@@ -133,11 +134,17 @@ def cached_function(model, inputs, make_outputs, key_outputs, key_extra: str):
     if shared is not None:
         folder = pytensor.config.base_compiledir / "rtanalysis_graphs"
         path = folder / f"{_graph_key(inputs, key_outputs, key_extra)}.pkl"
+        if path in _LOADED:
+            _rebind(_LOADED[path], shared)
+            return _LOADED[path]
         if path.exists():
             try:
                 with open(path, "rb") as fh:
                     fn = pickle.load(fh)
                 _rebind(fn, shared)
+                # kept for the next fit in this process: its own (unpickled) storage, so re-binding it
+                # never touches another model's data
+                _LOADED[path] = fn
                 return fn
             except Exception as e:  # a stale or partial file: compile afresh and overwrite it
                 warnings.warn(f"compiled-graph cache {path.name} not usable ({e}); compiling", RuntimeWarning,
@@ -160,6 +167,18 @@ def cached_function(model, inputs, make_outputs, key_outputs, key_extra: str):
             with contextlib.suppress(OSError):
                 tmp.unlink()
     return fn
+
+
+#: functions loaded from the on-disk cache in this process, by file, re-bound for each model. Loading
+#: (or compiling) again would leak: PyTensor's numba backend registers every fused elementwise kernel as
+#: a global numba overload that is never released (~17 MB per fit of a small design, 9.5 GB after the
+#: 200 fits of an SBC run; ``benchmarks/fit_memory.py``). Users of a returned function must be done with
+#: it before the next :func:`cached_function` call for the same graph (:data:`FUNCTIONS_LOCK`).
+_LOADED: dict = {}
+
+#: held while a function from :func:`cached_function` is bound and in use, so that threads fitting
+#: models of the same structure in one process take turns instead of re-binding each other's data
+FUNCTIONS_LOCK = threading.RLock()
 
 
 def _rebind(fn, shared: dict) -> None:
@@ -185,7 +204,6 @@ def compile_model_c(model):
     # a variable given a starting value (a family's ``initial``) keeps it: only the others are jittered
     point_fn = make_initial_point_fn(model=model, default_strategy="support_point", return_transformed=True,
                                      jitter_rvs={v for v in model.free_RVs if model.rvs_to_initial_values.get(v) is None})
-    import threading
 
     lock = threading.Lock()
     import pytensor
@@ -344,14 +362,15 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     if sampler == "nutpie":
-        t0 = time.time()
-        compiled = compile_model_c(model)
-        t1 = time.time()
-        if progress:
-            print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
-        opts = {} if target_accept is None else {"target_accept": target_accept}
-        idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed, progress=progress,
-                              options=opts)
+        with FUNCTIONS_LOCK:
+            t0 = time.time()
+            compiled = compile_model_c(model)
+            t1 = time.time()
+            if progress:
+                print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
+            opts = {} if target_accept is None else {"target_accept": target_accept}
+            idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed,
+                                  progress=progress, options=opts)
         if timings is not None:  # graph set-up and (cached) compilation apart from sampling
             timings["compile_seconds"] = round(t1 - t0, 2)
             timings["sampling_only_seconds"] = round(time.time() - t1, 2)

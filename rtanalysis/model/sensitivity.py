@@ -38,19 +38,20 @@ def log_prior_likelihood(model, posterior) -> tuple[np.ndarray, np.ndarray]:
     (a dataset of the free variables on their constrained scale, as the fit stores them)."""
     from pymc.model.transform.conditioning import remove_value_transforms
 
-    from .sampler import cached_function
+    from .sampler import FUNCTIONS_LOCK, cached_function
 
     # without transforms the value variables are the constrained parameters the posterior holds
     umodel = remove_value_transforms(model)
     prior_rvs = [rv for rv in umodel.free_RVs if rv.name not in HIERARCHY_LEVEL]
     outs = [umodel.logp(vars=prior_rvs), umodel.logp(vars=umodel.potentials)]
     # on PyTensor's on-disk cache like the sampler's log-density: compiled once per machine
-    fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, "power-scaling log prior, log likelihood")
     n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
     n = n_chain * n_draw
     values = [np.asarray(posterior[v.name].values, dtype=v.type.dtype).reshape(n, *posterior[v.name].shape[2:])
               for v in umodel.value_vars]
-    out = np.array([[float(x) for x in fn(*(v[s] for v in values))] for s in range(n)])
+    with FUNCTIONS_LOCK:
+        fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, "power-scaling log prior, log likelihood")
+        out = np.array([[float(x) for x in fn(*(v[s] for v in values))] for s in range(n)])
     return out[:, 0].reshape(n_chain, n_draw), out[:, 1].reshape(n_chain, n_draw)
 
 
