@@ -43,6 +43,11 @@ def main(argv=None) -> str:
         text = mem[[str(frame[c].dtype) == "str" for c in frame.columns]].sum()
         lines.append(f"  {name}: {mem.sum():.1f} MiB ({text:.1f} in text columns); largest: "
                      + ", ".join(f"{c} {v:.1f}" for c, v in mem.sort_values(ascending=False).head(6).items()))
+        # the alternative, side by side: the same text columns dictionary-encoded (pandas categoricals)
+        cat = frame.astype({c: "category" for c in frame.columns if str(frame[c].dtype) == "str"})
+        cmem = cat.memory_usage(deep=True, index=False) / 2**20
+        lines.append(f"  {name} with categorical text: {cmem.sum():.1f} MiB (ratio {mem.sum() / cmem.sum():.2f}x); "
+                     + ", ".join(f"{c} {cmem[c]:.1f}" for c in mem.sort_values(ascending=False).head(6).index))
     return "\n".join(lines)
 
 

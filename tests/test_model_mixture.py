@@ -33,9 +33,10 @@ def sim():
 
 
 def test_mixture_binned_likelihood_equals_the_bin_probabilities(sim):
-    """At a random parameter point: the latency potential equals Σ count · log P(bin) with P(bin)
-    the difference of (1 − w)·Φ((e − μ + wδs)/s) + w·Φ((e − μ − (1 − w)δs)/s) across the cell's bin
-    edges, w = w_m, s = σ / √(1 + w(1 − w)δ²) (mean μ, total SD σ)."""
+    """At a random parameter point: the latency potential equals Σ count · log P(between edges) + Σ weight ·
+    log f(edge), the likelihood of each cell's kept order statistics, with F = (1 − w)·Φ((e − μ + wδs)/s)
+    + w·Φ((e − μ − (1 − w)δs)/s) and f its derivative, w = w_m, s = σ / √(1 + w(1 − w)δ²) (mean μ,
+    total SD σ)."""
     from pymc.initial_point import make_initial_point_fn
 
     lr = sim.load()
@@ -62,11 +63,14 @@ def test_mixture_binned_likelihood_equals_the_bin_probabilities(sim):
     # a bin in the upper half from the survival function (a CDF difference loses its digits there)
     prob = np.where(cdf[:, 1:] < 0.5, np.diff(cdf, axis=1), -np.diff(sf, axis=1))
     keep = L["informative"].to_numpy(float)[:, None]
-    # a bin between two equal edges (two quantiles of a small cell at one midpoint) is empty and adds 0
+    # two quantiles of a small cell at one order statistic: equal edges, nothing between them (adds 0)
     counts = d.binned.to_numpy()
     assert (counts[:, 1:-1][np.diff(edges, axis=1) == 0] == 0).all()
-    with np.errstate(divide="ignore"):
-        direct = (keep * np.where(counts > 0, counts * np.log(prob), 0.0)).sum()
+    log_pdf = np.log(((1 - w) * norm.pdf(z_major) + w * norm.pdf(z_minor)) / s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        between = np.where(counts > 0, counts * np.log(np.where(counts > 0, prob, 1.0)), 0.0)
+    direct = (keep * between).sum() + (keep * d.edge_weight * log_pdf).sum()
+    assert d.edge_weight.sum() > 0 and (d.edge_weight.sum(axis=1) <= len(d.bin_edges[0])).all()
     assert 0.05 < v["mode_share"].min() and np.abs(v["mode_shift"]).min() > 0.1  # both modes matter
     np.testing.assert_allclose(v["lat"], direct, rtol=1e-9)
 

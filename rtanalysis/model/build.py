@@ -79,19 +79,36 @@ def shape_at(fam: LatencyFamily, shape: dict, m, column: bool = False) -> dict:
 
 
 def binned_latency(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, cell_m):
-    """(log P(bin) per latency cell and bin, counts) for log-latency of family ``fam``: exact for the
-    binned data, the likelihood every latency family shares for LOO. ``cell_m``: each cell's model."""
+    """(log-likelihood terms, their weights), each (cells, 27), of the kept order statistics of log-latency
+    under family ``fam`` (:data:`.data.BIN_EDGE_METHOD`): 14 columns log P(between consecutive edges)
+    weighted by the decisions there, then 13 log densities at the edges weighted 1 where the edge is a
+    distinct order statistic. Σ weight × term is the exact log-likelihood of those order statistics (up
+    to a constant), the likelihood every latency family shares for LOO. ``cell_m``: each cell's model."""
     pad = not len(d.latency)
-    edges = _data("bin_edges", np.zeros((1, d.bin_edges.shape[1])) if pad else d.bin_edges, "float64")
+    n_edges = d.bin_edges.shape[1]
+    edges = _data("bin_edges", np.zeros((1, n_edges)) if pad else d.bin_edges, "float64")
     counts = _data("lat_bins", np.zeros((1, d.binned.shape[1])) if pad else d.binned.to_numpy(), "float64")
+    weight = np.zeros((max(len(d.latency), 1), n_edges)) if pad or d.edge_weight is None else d.edge_weight
     args = (edges, mu[:, None], sigma[:, None])
     kw = shape_at(fam, shape, cell_m, column=True)
-    log_cdf, log_sf = fam.pt_logcdf(*args, **kw), fam.pt_logsf(*args, **kw)
+    log_cdf, log_sf, log_pdf = fam.pt_logcdf(*args, **kw), fam.pt_logsf(*args, **kw), fam.pt_logpdf(*args, **kw)
     rows = log_cdf.shape[0]
     inf, zero = pt.full((rows, 1), -np.inf), pt.zeros((rows, 1))
-    log_cdf = pt.concatenate([inf, log_cdf, zero], axis=1)  # the outer bins are open-ended
-    log_sf = pt.concatenate([zero, log_sf, inf], axis=1)
-    return _log_bin_probs(log_cdf, log_sf), counts
+    between = _log_bin_probs(pt.concatenate([inf, log_cdf, zero], axis=1),  # the outer bins are open-ended
+                             pt.concatenate([zero, log_sf, inf], axis=1))
+    # decisions between two equal edges (tied log-latencies: a coarse clock) are at that value: their
+    # density, as a per-decision likelihood would have it (a difference of CDFs there is 0)
+    tied = pt.eq(edges[:, 1:], edges[:, :-1])
+    between = pt.concatenate([between[:, :1], pt.switch(tied, log_pdf[:, :-1], between[:, 1:-1]), between[:, -1:]],
+                             axis=1)
+    terms = pt.concatenate([between, log_pdf], axis=1)
+    return terms, pt.concatenate([counts, _data("edge_weight", weight, "float64")], axis=1)
+
+
+def latency_weights(d: ModelData) -> np.ndarray:
+    """The weights :func:`binned_latency` gives its terms, as numpy (cells, 27)."""
+    weight = d.edge_weight if d.edge_weight is not None else np.zeros(d.bin_edges.shape)
+    return np.concatenate([d.binned.to_numpy(float), np.asarray(weight, dtype=float)], axis=1)
 
 
 def _log_bin_probs(log_cdf, log_sf):
@@ -128,7 +145,7 @@ def _dim(name: str):
 
 def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` names a :mod:`.families` entry: ``normal``
-    (sufficient statistics), ``t`` or ``mixture`` (on binned log-latency). ``item_latency``: each item
+    (sufficient statistics), ``t`` or ``mixture`` (on each cell's log-latency order statistics). ``item_latency``: each item
     (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only.
     Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its tables carry them."""
     fam = family(latency_family)
@@ -165,8 +182,8 @@ def _latency_likelihood(d: ModelData, L, mu, log_sigma, fam: LatencyFamily, shap
         pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
                                            - (s2 - 2 * mu * s1 + n * mu**2) / (2 * pt.exp(log_sigma) ** 2)))
     else:
-        log_probs, counts = binned_latency(d, mu, pt.exp(log_sigma), fam, shape, cell_m)
-        pm.Potential("latency_obs", pt.sum(counts * _data("lat_keep", keep, "float64")[:, None] * log_probs))
+        terms, weights = binned_latency(d, mu, pt.exp(log_sigma), fam, shape, cell_m)
+        pm.Potential("latency_obs", pt.sum(weights * _data("lat_keep", keep, "float64")[:, None] * terms))
 
 
 #: an item with at least this many acted decisions gets a centred time intensity, fewer a

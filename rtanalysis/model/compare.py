@@ -1,11 +1,12 @@
 """Choosing the latency family (:mod:`.families`: normal, Student-t, two-mode mixture on the log
 scale), compared by PSIS-LOO.
 
-Every family is fitted to the same data — each cell's log-latencies in bins cut at the cell's own
-quantiles (:func:`.data._bin_latencies`, finer in the tails) — by a latency-only model with the full
-model's latency structure and priors, so their expected log predictive densities are comparable.
-Decisions in one (cell, bin) share one pointwise log-likelihood, so PSIS-LOO runs once per (cell,
-bin) and is weighted by its count; the standard errors are those of a sum over decisions.
+Every family is fitted to the same data — each cell's log-latencies as order statistics at fixed
+quantile positions and the counts between them (:func:`.data.order_statistic_layout`, finer in the
+tails) — by a latency-only model with the full model's latency structure and priors, so their
+expected log predictive densities are comparable. Decisions between two kept order statistics of a
+cell share one pointwise log-likelihood, so PSIS-LOO runs once per (cell, interval) weighted by its
+count and once per kept order statistic; the standard errors are those of a sum over decisions.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ MIN_ELPD_DIFF = 4.0
 
 
 def latency_only_model(d: ModelData, name: str):
-    """The latency part of :func:`.build.build_model` on the binned log-latencies alone."""
+    """The latency part of :func:`.build.build_model` on the cells' latency order statistics alone."""
     import pymc as pm
 
     from .build import binned_latency, latency_cells, latency_shape
@@ -36,9 +37,9 @@ def latency_only_model(d: ModelData, name: str):
     with pm.Model(coords=coords) as model:
         _, mu, log_sigma, cell_m = latency_cells(d)
         shape = latency_shape(fam, d)
-        log_probs, counts = binned_latency(d, mu, pm.math.exp(log_sigma), fam, shape, cell_m)
-        pm.Deterministic("bin_logp", log_probs)
-        pm.Potential("latency_binned", pm.math.sum(counts * log_probs))
+        terms, weights = binned_latency(d, mu, pm.math.exp(log_sigma), fam, shape, cell_m)
+        pm.Deterministic("bin_logp", terms)
+        pm.Potential("latency_binned", pm.math.sum(weights * terms))
     return model
 
 
@@ -58,7 +59,9 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
                 progress: bool = False) -> pd.DataFrame:
     """One row per family: elpd_loo, se, p_loo, elpd_diff and se_diff against the best, the largest
     Pareto k, the number of decisions, the shape parameters' posterior medians (``shape``) and ``chosen``."""
-    counts = d.binned.to_numpy(float).ravel()
+    from .build import latency_weights
+
+    counts = latency_weights(d).ravel()
     keep = counts > 0
     w = counts[keep]
     n = w.sum()
@@ -97,12 +100,12 @@ def choice_summary(table: pd.DataFrame) -> str:
     below = [f"{name} {t.loc[name, 'elpd_diff']:.1f}" + (f" (SE {t.loc[name, 'se_diff']:.1f})"
                                                            if t.loc[name, "elpd_diff"] > 0 else " (best)")
              for name in t.index]
-    text = (f"The latency family ({chosen}) was chosen by PSIS-LOO on the binned log-latencies "
+    text = (f"The latency family ({chosen}) was chosen by PSIS-LOO on the log-latencies' order statistics "
             f"(`latency_loo.csv`; elpd below the best: {', '.join(below)}; a more complex family must beat the "
             f"simpler ones by more than max({MIN_ELPD_DIFF:g}, {SE_MULTIPLIER:g} SE)).")
     k = float(t.loc[chosen, "max_pareto_k"])
     if k > MAX_RELIABLE_K:
-        text += (f" Its largest Pareto k is {k:.2f} (> {MAX_RELIABLE_K}): for some (cell, bin) groups the LOO "
+        text += (f" Its largest Pareto k is {k:.2f} (> {MAX_RELIABLE_K}): for some (cell, interval) groups the LOO "
                  "estimate is unreliable, so the ranking is approximate; compare the families' fits with the "
                  "latency checks (`--latency-family` normal, t, mixture).")
     return text

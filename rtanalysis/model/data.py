@@ -18,8 +18,10 @@ Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``uni
   decisions: with the cell's ``s2`` exact for the Normal with an item time intensity.
 * ``exposure``: per model, acted decisions under a timed clock with a known window close (each
   adds ``log(1 − π_m)``, π_m = P(silent whatever the latency)).
-* ``binned``: counts of log-latency per cell in bins cut at the cell's quantiles (for the Student-t
-  variant and the LOO choice between latency families).
+* ``binned``, ``bin_edges``, ``edge_weight``: per cell, the order statistics of log-latency kept at
+  fixed quantile indices (the edges), the decisions between consecutive ones (the counts) and which
+  edges are distinct (the weights): an exact likelihood of those order statistics for the Student-t and
+  mixture families and the LOO choice between latency families (:data:`BIN_EDGE_METHOD`).
 * ``unlabelled``: episodes without complete labels by (model, task_type, item, x, M): ``n``, ``y``
   (x = the episode's log number of decisions, centred within its task type).
 * ``cap_labelled``: labelled episodes by (model, task_type, item, x): ``n``, ``capable``.
@@ -69,6 +71,7 @@ class ModelData:
     timed_misses: pd.DataFrame | None = None  # m, k, clock, u, n (timed decisions), miss (logged misses)
     latency_item: pd.DataFrame | None = None  # m, k, u, i, n, s1, cell: acted decisions per (cell, item)
     clock_effects: bool = False  # success tables split by timed (``t``); latency tables from timed decisions
+    edge_weight: np.ndarray | None = None  # (latency rows, n_edges): 1 where an edge's density enters (None: 0)
 
     @property
     def dims(self) -> dict[str, int]:
@@ -86,12 +89,17 @@ def _codes(values: pd.Series, levels: list[str]) -> np.ndarray:
 
 #: cumulative probabilities of the per-cell bin edges of log-latency (14 bins; finer in the tails)
 BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 0.975, 0.99])
-#: how the edges are read off a cell's log-latencies (``np.quantile``'s method): the midpoint of the two
-#: order statistics around each quantile, so an edge falls between data points (on one only when the
-#: quantile's index is whole). NumPy's default, linear interpolation, biased the binned likelihood's
-#: scale: σ ×1.13 at 8 decisions per cell, ×0.97 at 100; midpoints ×1.01 and ×1.00
-#: (``benchmarks/binned_scale_bias.py``)
-BIN_EDGE_METHOD = "midpoint"
+#: The edges are order statistics of the cell's log-latencies, at indices fixed by the cell's size
+#: alone (:func:`order_statistic_layout`), and the likelihood is that of those order statistics: the
+#: density at each edge and, between consecutive edges, the probability of the decisions in between
+#: (Σ log f(x_(k_j)) + Σ c_j log(F(x_(k_j+1)) − F(x_(k_j))), the joint density of order statistics up to a
+#: constant; David & Nagaraja 2003, §2.2). That is an exact likelihood of what is kept, unlike the
+#: earlier bin counts between each cell's own quantiles (a pseudo-likelihood whose edges came from the
+#: data): with those, SBC found the Student-t's ν too low (50 of 200 ranks in the top tenth) and the
+#: mixture's scale too high, and an isolated grid posterior of one cell shows the same (``benchmarks/
+#: order_statistic_likelihood.py``). A cell of up to 13 decisions keeps each as an order statistic
+#: whose indices are distinct; the normal family uses its exact sufficient statistics regardless.
+BIN_EDGE_METHOD = "order statistics"
 
 
 def cell_rows(cell_index: dict, frame: pd.DataFrame) -> np.ndarray:
@@ -107,19 +115,38 @@ def cell_rows(cell_index: dict, frame: pd.DataFrame) -> np.ndarray:
     return np.fromiter(cell_index.values(), dtype=np.int64, count=len(cell_index))[pos]
 
 
+def order_statistic_layout(n) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For cells of ``n`` decisions (an array; 0 allowed): (index, count, weight), each row one cell.
+    ``index`` (cells, 13): the order statistics kept (from 0), ``round(q (n − 1))`` for q in
+    :data:`BIN_QUANTILES`, repeated where two quantiles share one; ``weight`` (cells, 13): 1 for the
+    first of each distinct index (its density enters once), 0 for repeats and empty cells; ``count``
+    (cells, 14): the decisions strictly below the first kept one, between consecutive kept ones and above
+    the last (0 between repeats). A function of ``n`` only, so every aggregation path agrees."""
+    n = np.asarray(n, dtype=np.int64).reshape(-1, 1)
+    index = np.clip(np.rint(BIN_QUANTILES[None, :] * (n - 1)), 0, np.maximum(n - 1, 0)).astype(np.int64)
+    new = np.concatenate([np.ones((len(n), 1), dtype=bool), index[:, 1:] > index[:, :-1]], axis=1)
+    weight = (new & (n > 0)).astype(np.int64)
+    bounds = np.concatenate([np.full((len(n), 1), -1), index, n], axis=1)
+    count = np.where(n > 0, np.maximum(np.diff(bounds, axis=1) - 1, 0), 0)
+    return index, count, weight
+
+
 def bin_edges(x: np.ndarray) -> np.ndarray:
-    """One cell's bin edges: its log-latencies' quantiles :data:`BIN_QUANTILES` (:data:`BIN_EDGE_METHOD`)."""
-    return np.quantile(x, BIN_QUANTILES, method=BIN_EDGE_METHOD)
+    """One cell's edges: the order statistics of its log-latencies that :func:`order_statistic_layout` keeps."""
+    index = order_statistic_layout([len(x)])[0][0]
+    return np.sort(np.asarray(x, dtype=float))[index]
 
 
 def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFrame, cell_index: dict):
-    """(edges (rows of ``latency``, 13), counts frame (rows, 14)): each cell's observed log-latencies
-    in bins cut at that cell's quantiles :data:`BIN_QUANTILES`; a cell without observations gets
-    its unit's reference centre ± multiples of its scale. Counts sit on the cell's (last) row."""
+    """(edges (rows of ``latency``, 13), counts frame (rows, 14), edge weights (rows, 13)): each cell's
+    kept order statistics of log-latency and the decisions between them (:func:`order_statistic_layout`);
+    a cell without observations gets its unit's reference centre ± multiples of its scale, and no counts
+    or weights. Counts and weights sit on the cell's (last) row."""
     ref_z = np.array([-2.3, -2.0, -1.6, -1.3, -0.8, -0.4, 0.0, 0.4, 0.8, 1.3, 1.6, 2.0, 2.3])
     ref = log_ref[["center", "scale"]].to_numpy()
     edges = ref[latency["u"].to_numpy(), :1] + ref_z[None, :] * ref[latency["u"].to_numpy(), 1:]
     counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
+    weights = np.zeros((len(latency), len(BIN_QUANTILES)), dtype=np.int64)
     if len(obs):
         row = cell_rows(cell_index, obs) if len(latency) else None
         x = obs["x"].to_numpy()
@@ -127,11 +154,10 @@ def _bin_latencies(obs: pd.DataFrame, latency: pd.DataFrame, log_ref: pd.DataFra
         bounds = np.flatnonzero(np.diff(row[order])) + 1
         for idx in np.split(order, bounds):
             r = row[idx[0]]
-            e = bin_edges(x[idx])
             same = latency[["m", "k", "u"]].to_numpy() == latency.loc[r, ["m", "k", "u"]].to_numpy()
-            edges[same.all(axis=1)] = e
-            counts[r] = np.bincount(np.searchsorted(e, x[idx]), minlength=counts.shape[1])
-    return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
+            edges[same.all(axis=1)] = bin_edges(x[idx])
+            _, counts[r], weights[r] = (a[0] for a in order_statistic_layout([len(idx)]))
+    return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])]), weights
 
 
 def _length_covariate(n_decisions: np.ndarray, k: np.ndarray, n_types: int) -> tuple[np.ndarray, np.ndarray]:
@@ -388,9 +414,9 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     obs = _log_latencies(S, len(lv["units"]), timed_only=clock_effects)
     latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by)
     log_ref = _log_ref(S, obs, cens_sel, lv["units"])
-    # binned log-latency (observed decisions only; censored ones stay separate, exact): per cell,
-    # edges at the cell's own quantiles, so every family is judged on the same bins, tails included
-    edges, binned = _bin_latencies(obs, latency, log_ref, cell_index)
+    # order statistics of log-latency (observed decisions only; censored ones stay separate, exact): per
+    # cell, at indices fixed by its size, so every family is judged on the same statistics, tails included
+    edges, binned, edge_weight = _bin_latencies(obs, latency, log_ref, cell_index)
     unlabelled, cap_labelled, timing_labelled, notcap = _success_tables(e, by, clock_effects)
     windows, episode_windows = _window_tables(S)
     e["model"] = ep["model"].astype(str).to_numpy()
@@ -398,4 +424,4 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     return ModelData(lv["models"], lv["task_types"], lv["units"], lv["items"], latency, censored, exposure, binned,
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
                      log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
-                     latency_item_table(obs, cell_index), clock_effects)
+                     latency_item_table(obs, cell_index), clock_effects, edge_weight)

@@ -3,8 +3,8 @@
 Every family has a location μ and a scale σ per (time unit, model, task type) cell
 (:func:`.build.latency_params`) plus a few shape parameters of its own (its ``params``, each a prior
 in :data:`.priors.PRIORS`, one value or one per model). What the rest of the package needs from a
-family is its CDF and survival function, in PyTensor for the likelihood (binned latencies, censored
-silences) and in numpy for the derived quantities and the predictive checks, and its quantile
+family is its CDF, survival function and density, in PyTensor for the likelihood (order statistics of
+latency, censored silences) and in numpy for the derived quantities and the predictive checks, and its quantile
 function for the replicates; they live here, so a new family is one entry, not a branch in each
 layer.
 
@@ -50,6 +50,7 @@ class LatencyFamily:
     ppf: Callable
     pt_logcdf: Callable
     pt_logsf: Callable
+    pt_logpdf: Callable  # log density (the order statistics' own terms of the latency likelihood)
     #: the chains' starting values of the shape parameters from the data (``ModelData``), not
     #: jittered; None: the sampler's default start
     initial: Optional[Callable] = None
@@ -132,7 +133,8 @@ def _pt_normal(mu, sigma):
 
 
 def _lazy(fn_name, dist):
-    """A PyTensor log-CDF (``logcdf``) or log-survival (``logccdf``) of ``dist(mu, sigma, **shape)``."""
+    """A PyTensor log-density (``logp``), log-CDF (``logcdf``) or log-survival (``logccdf``) of
+    ``dist(mu, sigma, **shape)``."""
     def f(x, mu, sigma, **shape):
         import pymc as pm
 
@@ -147,7 +149,8 @@ def _student(mu, sigma, nu):
 
 
 def _mixture_pt(fn_name):
-    """The mixture's PyTensor log-CDF (``logcdf``) or log-survival (``logccdf``): each mode's, weighted."""
+    """The mixture's PyTensor log-density (``logp``), log-CDF (``logcdf``) or log-survival (``logccdf``):
+    each mode's, weighted."""
     def f(x, mu, sigma, mode_share, mode_shift):
         import pymc as pm
         import pytensor.tensor as pt
@@ -203,17 +206,20 @@ FAMILIES: dict[str, LatencyFamily] = {
         sf=lambda x, mu, sigma: special.ndtr((mu - x) / sigma),
         logsf=lambda x, mu, sigma: special.log_ndtr((mu - x) / sigma),
         ppf=_normal_ppf,
-        pt_logcdf=_lazy("logcdf", _pt_normal), pt_logsf=_lazy("logccdf", _pt_normal)),
+        pt_logcdf=_lazy("logcdf", _pt_normal), pt_logsf=_lazy("logccdf", _pt_normal),
+        pt_logpdf=_lazy("logp", _pt_normal)),
     "t": LatencyFamily(
         "t", "Student-t on the log scale", ("nu",), (),
         cdf=_t("cdf"), sf=_t("sf"), logsf=_t("logsf"),
         ppf=_t_ppf,
-        pt_logcdf=_lazy("logcdf", _student), pt_logsf=_lazy("logccdf", _student)),
+        pt_logcdf=_lazy("logcdf", _student), pt_logsf=_lazy("logccdf", _student),
+        pt_logpdf=_lazy("logp", _student)),
     "mixture": LatencyFamily(
         "mixture", "a two-mode log-normal mixture (fast and reasoning modes)", ("mode_share", "mode_shift"),
         ("mode_share", "mode_shift"),
         cdf=_mixture_cdf, sf=_mixture_sf, logsf=_mixture_logsf, ppf=_mixture_ppf,
-        pt_logcdf=_mixture_pt("logcdf"), pt_logsf=_mixture_pt("logccdf"), initial=_mixture_initial,
+        pt_logcdf=_mixture_pt("logcdf"), pt_logsf=_mixture_pt("logccdf"), pt_logpdf=_mixture_pt("logp"),
+        initial=_mixture_initial,
         reported={"slow_mode_share": (_slow_share, "model"), "mode_gap": (_gap, "model")}),
 }
 #: in order of complexity: the LOO choice keeps the first unless another is clearly better

@@ -91,9 +91,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
     :func:`rtanalysis.load`). ``latency_family``: ``normal`` (log-normal latency, sufficient
-    statistics), ``t`` (Student-t on binned log-latency), ``mixture`` (a fast and a slow log-normal
-    mode, on binned log-latency; :mod:`.families`) or ``auto`` (all, chosen by LOO on the binned
-    likelihood). ``tune``: ``"auto"`` (the default, as in the CLI): as many tuning steps
+    statistics), ``t`` (Student-t on each cell's log-latency order statistics), ``mixture`` (a fast and a
+    slow log-normal mode, on the same; :mod:`.families`) or ``auto`` (all, chosen by LOO on the order
+    statistics' likelihood). ``tune``: ``"auto"`` (the default, as in the CLI): as many tuning steps
     as draws, then, if the diagnostics gate fails, once more with 3× the tuning and 2× the draws
     (recorded in ``diagnostics["retried"]``); a number (or ``None`` = draws) fixes the tuning and
     never retries (simulation studies, where the procedure must not depend on the draws). Same data and seed give identical tables. ``per_row``:
@@ -127,7 +127,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         from .compare import choose_family, latency_loo
 
         if progress:
-            print(f"choosing the latency family ({', '.join(NAMES)}) by LOO on binned log-latency...", file=sys.stderr)
+            print(f"choosing the latency family ({', '.join(NAMES)}) by LOO on log-latency order statistics...", file=sys.stderr)
         loo = latency_loo(d, draws=min(draws, 500), chains=max(2, chains), seed=seed, sampler=sampler)
         chosen = choose_family(loo)
     from .build import has_item_latency_data
@@ -413,7 +413,7 @@ class FitResult:
         return self._cache["prior_sensitivity"].copy()
 
     def loo_compare(self) -> pd.DataFrame | None:
-        """Normal vs Student-t latency comparison (LOO on binned log-latency), if computed."""
+        """Normal vs Student-t latency comparison (LOO on log-latency order statistics), if computed."""
         return None if self._loo is None else self._loo.copy()
 
     def to_dir(self, out) -> Path:

@@ -6,8 +6,8 @@ the two together on every simulate preset), without ever holding the steps table
 per-decision reduction runs in DuckDB, which streams the Parquet files and spills to disk past its
 ``memory_limit``. What reaches pandas is per episode (the success groups, the length covariate)
 or per cell. The per-episode steps mirror ``aggregate`` line by line, with the same NumPy/pandas
-code, so the groups (and their float keys) are bit-identical; sums and quantiles of log-latency
-differ from NumPy's only in rounding (DuckDB's ``ln``, Kahan sums ``fsum``, ``quantile_cont``).
+code, so the groups (and their float keys) are bit-identical; sums and order statistics of log-latency
+differ from NumPy's only in rounding (DuckDB's ``ln``, Kahan sums ``fsum``).
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
     latency, censored, exposure, latency_item = _latency_tables(con, len(levels["units"]))
     log_ref = _log_ref(con, levels["units"])
-    edges, binned = _bins(con, latency, log_ref)
+    edges, binned, edge_weight = _bins(con, latency, log_ref)
     groups = _success_groups(e)
     windows, episode_windows = _windows(con)
     e["model"] = np.array(levels["models"], dtype=object)[e["m"].to_numpy()]
@@ -159,7 +159,7 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
                      exposure, binned, edges, groups["unlabelled"], groups["cap_labelled"],
                      groups["timing_labelled"], groups["not_capable"], e, windows, episode_windows, log_ref,
                      _item_type(e, len(levels["items"])), type_log_g, type_offset,
-                     _timed_misses(con, levels["clocks"]), latency_item)
+                     _timed_misses(con, levels["clocks"]), latency_item, False, edge_weight)
 
 
 def _length_covariate(n_decisions, k, n_types):
@@ -267,58 +267,32 @@ def _log_ref(con, units: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["unit", "center", "scale"])
 
 
-def _quantiles_like_numpy(con, latency: pd.DataFrame, qs: np.ndarray) -> dict:
-    """Per cell with observations: ``np.quantile(x, qs, method=BIN_EDGE_METHOD)`` ("midpoint"), from the
-    two order statistics around each quantile's virtual index, interpolated as NumPy does."""
-    from ..model.data import BIN_EDGE_METHOD
-
-    assert BIN_EDGE_METHOD == "midpoint", "the order statistics below follow NumPy's midpoint method"
-    cells = latency[latency["n"] > 0]
-    n = cells["n"].to_numpy(np.int64)[:, None].astype(float)
-    pos = (n - 1) * qs[None, :]
-    virtual = 0.5 * (np.floor(pos) + np.ceil(pos))  # NumPy's "midpoint" virtual index
-    lo = np.clip(np.floor(virtual), 0, n - 1).astype(np.int64)
-    hi = np.clip(lo + 1, 0, n - 1).astype(np.int64)
-    gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
-    keys = cells[["m", "k", "u"]].to_numpy(np.int64)
-    wanted = pd.DataFrame({c: np.repeat(keys[:, j], 2 * len(qs)) for j, c in enumerate(("m", "k", "u"))})
-    wanted["r"] = np.column_stack([lo, hi]).ravel()
-    stats = _order_statistics(con, "obs", ["m", "k", "u"], wanted.drop_duplicates())
-    out = {}
-    for j, key in enumerate(map(tuple, keys)):
-        a = np.array([stats[(*key, r)] for r in lo[j]])
-        b = np.array([stats[(*key, r)] for r in hi[j]])
-        diff = b - a
-        e = a + diff * gamma[j]
-        late = gamma[j] >= 0.5
-        e[late] = (b - diff * (1 - gamma[j]))[late]
-        out[key] = e
-    return out
-
-
 def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
-    """Per-cell bin edges at the cell's quantiles and the counts, as ``aggregate``'s binning."""
-    from ..model.data import BIN_QUANTILES
+    """Per-cell edges (the kept order statistics), counts between them and edge weights, as ``aggregate``'s
+    (:func:`rtanalysis.model.data.order_statistic_layout`: all but the edges follow from each cell's size)."""
+    from ..model.data import BIN_QUANTILES, order_statistic_layout
 
     ref_z = np.array([-2.3, -2.0, -1.6, -1.3, -0.8, -0.4, 0.0, 0.4, 0.8, 1.3, 1.6, 2.0, 2.3])
     ref = log_ref[["center", "scale"]].to_numpy()
     u = latency["u"].to_numpy()
     edges = ref[u, :1] + ref_z[None, :] * ref[u, 1:]
     counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
+    weights = np.zeros((len(latency), len(BIN_QUANTILES)), dtype=np.int64)
     row_of = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
-    found = _quantiles_like_numpy(con, latency, np.asarray(BIN_QUANTILES, dtype=float))
-    if not found:
-        return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
-    qe = pd.DataFrame([(*key, *e) for key, e in found.items()],
-                      columns=["m", "k", "u", *[f"e{j}" for j in range(len(BIN_QUANTILES))]])
-    for key, e in found.items():
-        edges[row_of[key]] = e
-    con.register("qe", qe)
-    above = " + ".join(f"(obs.x > qe.e{j})::INT" for j in range(len(BIN_QUANTILES)))
-    got = con.sql(f"SELECT m, k, u, {above} AS b, count(*) AS n FROM obs JOIN qe USING (m, k, u) GROUP BY ALL").df()
-    rows = np.array([row_of[(m, k, uu)] for m, k, uu in got[["m", "k", "u"]].to_numpy()])
-    np.add.at(counts, (rows, got["b"].to_numpy(np.int64)), got["n"].to_numpy(np.int64))
-    return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])])
+    cells = latency[latency["n"] > 0]
+    if len(cells):
+        index, count, weight = order_statistic_layout(cells["n"].to_numpy(np.int64))
+        keys = cells[["m", "k", "u"]].to_numpy(np.int64)
+        wanted = pd.DataFrame({c: np.repeat(keys[:, j], index.shape[1]) for j, c in enumerate(("m", "k", "u"))})
+        wanted["r"] = index.ravel()
+        stats = _order_statistics(con, "obs", ["m", "k", "u"], wanted.drop_duplicates())
+        for j, key in enumerate(map(tuple, keys)):
+            r = row_of[key]
+            # every row of the cell shares its edges (as in ``aggregate``); counts and weights on the last
+            same = (latency[["m", "k", "u"]].to_numpy() == np.asarray(key)).all(axis=1)
+            edges[same] = [stats[(*key, int(i))] for i in index[j]]
+            counts[r], weights[r] = count[j], weight[j]
+    return edges, pd.DataFrame(counts, columns=[f"b{j}" for j in range(counts.shape[1])]), weights
 
 
 def _success_groups(e: pd.DataFrame) -> dict:

@@ -12,7 +12,7 @@ quarantine rows, the per-file counts and the episode keys — and writes ``quara
   quarantine rows (reason, order, raw text) come from the loader itself.
 
 The aggregates the model needs are then computed from the dataset by DuckDB
-(:func:`~rtanalysis.scale.aggregate_dataset`), run as one task on a worker: quantile bin edges and
+(:func:`~rtanalysis.scale.aggregate_dataset`), run as one task on a worker: order statistics and
 medians are holistic, so that step streams the dataset out of core rather than summing partials.
 ``DIR`` must be visible to every worker under the same path (a shared file system).
 """
