@@ -24,6 +24,31 @@ def test_psis_loo_matches_exact_leave_one_out_for_a_normal_mean():
     assert khat.max() < 0.5
 
 
+def test_a_chain_that_stopped_moving_is_reported_unreliable_not_an_error():
+    """A column whose largest log-likelihoods are all equal (one chain stuck at one point) cannot be
+    Pareto-smoothed: arviz_stats raises; here it gets k = inf (unreliable) and the others are smoothed."""
+    rng = np.random.default_rng(1)
+    ll = rng.normal(-1.0, 0.1, (1000, 3))
+    ll[:, 1] = -2.0  # every draw the same
+    ll[:500, 2] = -1.5  # half the draws stuck at the smallest value (the largest importance weights)
+    elpd, _, khat = _loo_pointwise(ll)
+    assert np.isinf(khat[1]) and np.isinf(khat[2]) and khat[0] < 0.7
+    assert elpd[1] == pytest.approx(-2.0) and np.isfinite(elpd).all()
+
+
+def test_auto_keeps_normal_where_no_latency_cell_has_spread():
+    """The RealtimeGym fixture logs tick lengths and caps only: no latency cell enters the likelihood,
+    so LOO has nothing to compare (its fits on the tied values ran away to σ → 0 and crashed the
+    report); the table is empty and the normal family is kept."""
+    import rtanalysis
+
+    lr = rtanalysis.load("rtanalysis/data/realtimegym")
+    d = aggregate(lr.episodes, lr.steps)
+    assert not d.latency["informative"].any()
+    table = latency_loo(d)
+    assert table.empty and choose_family(table) == "normal"
+
+
 def _table(elpd, se_diff, k):
     import pandas as pd
 

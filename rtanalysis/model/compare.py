@@ -11,6 +11,8 @@ count and once per kept order statistic; the standard errors are those of a sum 
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
@@ -18,6 +20,10 @@ from scipy.special import logsumexp
 from .data import ModelData
 from .families import NAMES, family
 from .sampler import sample_model
+
+#: the columns of :func:`latency_loo`'s table
+LOO_COLUMNS = ["family", "elpd_loo", "se", "p_loo", "max_pareto_k", "n_decisions", "shape", "elpd_diff", "se_diff",
+               "chosen"]
 
 #: a more complex family is chosen only when it beats every simpler one by more than this many
 #: standard errors of the difference and by more than MIN_ELPD_DIFF (differences below ~4 are not
@@ -39,16 +45,39 @@ def latency_only_model(d: ModelData, name: str):
         shape = latency_shape(fam, d)
         terms, weights = binned_latency(d, mu, pm.math.exp(log_sigma), fam, shape, cell_m)
         pm.Deterministic("bin_logp", terms)
-        pm.Potential("latency_binned", pm.math.sum(weights * terms))
+        pm.Potential("latency_binned", pm.math.sum(weights * informative_cells(d)[:, None] * terms))
     return model
+
+
+def informative_cells(d: ModelData) -> np.ndarray:
+    """1 for each latency cell in the likelihood, 0 for one without spread (a tick length logged every
+    time, :func:`.data.informative_latency`): as in the full model, such a cell stays out of the
+    comparison too (its tied values have an unbounded density as σ → 0)."""
+    L = d.latency
+    return L["informative"].to_numpy(float) if "informative" in L and len(L) else np.ones(max(len(L), 1))
+
+
+def _psislw(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """PSIS log weights (groups × draws) and Pareto k per column of ``ll`` (draws × groups). A column
+    whose largest values are all equal (a chain that stopped moving) cannot be smoothed: it keeps its
+    raw importance weights and k = inf, so the comparison reports it as unreliable."""
+    from arviz_stats.base import array_stats
+
+    # takes the log-likelihood itself (it negates internally); returns groups × draws log weights
+    try:
+        return array_stats.psislw(ll.T, r_eff=1.0, axis=-1)
+    except ValueError:
+        log_w, khat = -ll.T.copy(), np.full(ll.shape[1], np.inf)
+        for j in range(ll.shape[1]):
+            with contextlib.suppress(ValueError):
+                w, k = array_stats.psislw(ll[:, j][None, :], r_eff=1.0, axis=-1)
+                log_w[j], khat[j] = w[0], float(np.asarray(k).ravel()[0])
+        return log_w, khat
 
 
 def _loo_pointwise(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(elpd_loo, lpd, pareto k) per column of ``ll`` (draws × groups), by PSIS."""
-    from arviz_stats.base import array_stats
-
-    # takes the log-likelihood itself (it negates internally); returns groups × draws log weights
-    log_w, khat = array_stats.psislw(ll.T, r_eff=1.0, axis=-1)
+    log_w, khat = _psislw(ll)
     log_w = log_w - logsumexp(log_w, axis=-1, keepdims=True)
     elpd = logsumexp(log_w + ll.T, axis=-1)
     lpd = logsumexp(ll.T, axis=-1) - np.log(ll.shape[0])
@@ -61,8 +90,10 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
     Pareto k, the number of decisions, the shape parameters' posterior medians (``shape``) and ``chosen``."""
     from .build import latency_weights
 
-    counts = latency_weights(d).ravel()
+    counts = (latency_weights(d) * informative_cells(d)[:, None]).ravel()
     keep = counts > 0
+    if not keep.any():  # nothing to compare on (every cell a tick length or empty): an empty table
+        return pd.DataFrame(columns=LOO_COLUMNS)
     w = counts[keep]
     n = w.sum()
     point, rows = {}, []
@@ -114,7 +145,10 @@ def choice_summary(table: pd.DataFrame) -> str:
 def choose_family(table: pd.DataFrame) -> str:
     """The simplest family (in the order of :data:`.families.NAMES`) whose elpd is within
     max(MIN_ELPD_DIFF, SE_MULTIPLIER × se of its difference) of the best's: a more complex family
-    must be clearly better than every simpler one."""
+    must be clearly better than every simpler one. An empty table (no informative latency cell): the
+    first, ``normal``."""
+    if not len(table):
+        return NAMES[0]
     t = table.set_index("family")
     best = t["elpd_loo"].max()
     for name in (n for n in NAMES if n in t.index):

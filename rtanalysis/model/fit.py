@@ -155,6 +155,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
     diag["notes"] += _clock_effect_notes(d)
+    if loo is not None and not len(loo):
+        diag["notes"].append("latency_family='auto': no latency cell has spread (tick lengths or caps logged every "
+                             "time), so PSIS-LOO had nothing to compare the families on; the normal family was kept")
     if no_item_latency_data:
         diag["notes"].append("item_latency was asked for, but no item has informative latencies (task ids and "
                              "latencies that vary): fitted without item time intensities")
