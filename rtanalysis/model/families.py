@@ -148,6 +148,44 @@ def _student(mu, sigma, nu):
     return pm.StudentT.dist(nu=nu, mu=mu, sigma=sigma)
 
 
+#: below this log-probability the Student-t's lower tail is taken from its series, not the incomplete beta
+T_FAR_LOG_CDF = -600.0
+
+
+def _t_logcdf(x, mu, sigma, nu, terms: int = 8):
+    """log P(X ≤ x) of Student-t(ν, μ, σ) in PyTensor, finite with a finite gradient in both tails.
+    PyMC's log-CDF is log of the regularised incomplete beta, which underflows (−inf, NaN gradient)
+    once the probability is below ~1e-308; there the series F(z) = ½ I_w(ν/2, ½), w = ν/(ν + z²),
+    I_w(a, b) = w^a (1 − w)^b / (a B(a, b)) · Σ_n (a + b)_n / (a + 1)_n w^n takes over (w is tiny
+    there, so a few terms are exact to rounding). Each branch sees only arguments it is finite at
+    (a NaN in the branch not taken would still poison the gradient)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    z = (x - mu) / sigma
+    a, b = nu / 2, 0.5
+    log_c = pt.gammaln(a + b) - pt.gammaln(a) - 0.5 * pt.log(nu * np.pi)  # the density's constant
+    leading = log_c + 0.5 * (nu - 1) * pt.log(nu) - nu * pt.log(pt.maximum(-z, 1.0))  # ≈ log F far below
+    far = (z < -1.0) & (leading < T_FAR_LOG_CDF)
+    z_far = pt.switch(far, z, -1e3)
+    w = nu / (nu + z_far**2)
+    term, total = pt.ones_like(w), pt.ones_like(w)
+    for n in range(terms):
+        term = term * (a + b + n) / (a + 1 + n) * w
+        total = total + term
+    log_beta = pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)
+    series = -np.log(2.0) + a * pt.log(w) + b * pt.log1p(-w) - pt.log(a) - log_beta + pt.log(total)
+    exact = pm.logcdf(pm.StudentT.dist(nu=nu, mu=0.0, sigma=1.0), pt.switch(far, -1.0, z))
+    return pt.switch(far, series, exact)
+
+
+def _t_logsf(x, mu, sigma, nu):
+    """log P(X > x) by symmetry, log P(X ≤ 2μ − x): PyMC's own log-survival is log(1 − F), which is
+    −inf with a NaN gradient from z ≈ 30 at ν = 60 (a censored silence far above a fast cell's
+    latencies), and NUTS then stopped every trajectory ("NaN energy error")."""
+    return _t_logcdf(2 * mu - x, mu, sigma, nu)
+
+
 def _mixture_pt(fn_name):
     """The mixture's PyTensor log-density (``logp``), log-CDF (``logcdf``) or log-survival (``logccdf``):
     each mode's, weighted."""
@@ -212,7 +250,7 @@ FAMILIES: dict[str, LatencyFamily] = {
         "t", "Student-t on the log scale", ("nu",), (),
         cdf=_t("cdf"), sf=_t("sf"), logsf=_t("logsf"),
         ppf=_t_ppf,
-        pt_logcdf=_lazy("logcdf", _student), pt_logsf=_lazy("logccdf", _student),
+        pt_logcdf=_t_logcdf, pt_logsf=_t_logsf,
         pt_logpdf=_lazy("logp", _student)),
     "mixture": LatencyFamily(
         "mixture", "a two-mode log-normal mixture (fast and reasoning modes)", ("mode_share", "mode_shift"),
