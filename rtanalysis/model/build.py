@@ -105,6 +105,13 @@ def binned_latency(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, cel
     return terms, pt.concatenate([counts, _data("edge_weight", weight, "float64")], axis=1)
 
 
+def informative_cells(L) -> np.ndarray:
+    """1 for each row of the latency table ``L`` in the likelihood, 0 for a cell without spread (a tick
+    length logged every time, :func:`.data.informative_latency`): its tied values would have an
+    unbounded density as σ → 0; its P(miss) comes from the logged misses instead."""
+    return L["informative"].to_numpy(float) if "informative" in L else np.ones(len(L))
+
+
 def latency_weights(d: ModelData) -> np.ndarray:
     """The weights :func:`binned_latency` gives its terms, as numpy (cells, 27)."""
     weight = d.edge_weight if d.edge_weight is not None else np.zeros(d.bin_edges.shape)
@@ -145,8 +152,8 @@ def _dim(name: str):
 
 def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` names a :mod:`.families` entry: ``normal``
-    (sufficient statistics), ``t`` or ``mixture`` (on each cell's log-latency order statistics). ``item_latency``: each item
-    (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only.
+    (sufficient statistics), ``t`` or ``mixture`` (on each cell's log-latency order statistics).
+    ``item_latency``: each item (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only.
     Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its tables carry them."""
     fam = family(latency_family)
     if item_latency and latency_family != "normal":
@@ -172,11 +179,12 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
 
 
 def _latency_likelihood(d: ModelData, L, mu, log_sigma, fam: LatencyFamily, shape: dict, cell_m) -> None:
-    """Acted decisions' log-latencies: Normal sufficient statistics, or another family on bins."""
+    """Acted decisions' log-latencies: Normal sufficient statistics, or another family on each cell's
+    order statistics (:func:`binned_latency`)."""
     # a cell whose latencies are (nearly) constant, e.g. the tick length logged for every decision,
     # has no spread to learn from (it would drive σ to 0): it stays out; its P(miss) comes from the
     # logged misses (:class:`.derived.Deriver`)
-    keep = L["informative"].to_numpy(float) if "informative" in L else np.ones(len(L))
+    keep = informative_cells(L)
     if fam.name == "normal":
         n, s1, s2 = (_data(f"lat_{c}", L[c].to_numpy(float) * keep, "float64") for c in ("n", "s1", "s2"))
         pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
@@ -194,7 +202,7 @@ ITEM_LAT_CENTRED_MIN_DECISIONS = 20
 def _latency_item_keep(d: ModelData) -> np.ndarray:
     """Per row of ``d.latency_item``: 1 when its latency cell is informative (in the likelihood)."""
     LI, L = d.latency_item, d.latency
-    return L["informative"].to_numpy(float)[LI["cell"].to_numpy()] if "informative" in L else np.ones(len(LI))
+    return informative_cells(L)[LI["cell"].to_numpy()]
 
 
 def item_latency_decisions(d: ModelData) -> np.ndarray:

@@ -36,25 +36,18 @@ def latency_only_model(d: ModelData, name: str):
     """The latency part of :func:`.build.build_model` on the cells' latency order statistics alone."""
     import pymc as pm
 
-    from .build import binned_latency, latency_cells, latency_shape
+    from .build import _data, binned_latency, informative_cells, latency_cells, latency_shape
 
     fam = family(name)
     coords = {"model": d.models, "task_type": d.task_types, "unit": d.units}
     with pm.Model(coords=coords) as model:
-        _, mu, log_sigma, cell_m = latency_cells(d)
+        L, mu, log_sigma, cell_m = latency_cells(d)
         shape = latency_shape(fam, d)
         terms, weights = binned_latency(d, mu, pm.math.exp(log_sigma), fam, shape, cell_m)
         pm.Deterministic("bin_logp", terms)
-        pm.Potential("latency_binned", pm.math.sum(weights * informative_cells(d)[:, None] * terms))
+        keep = _data("lat_keep", informative_cells(L), "float64")[:, None]  # data, not a constant: one compile
+        pm.Potential("latency_binned", pm.math.sum(weights * keep * terms))
     return model
-
-
-def informative_cells(d: ModelData) -> np.ndarray:
-    """1 for each latency cell in the likelihood, 0 for one without spread (a tick length logged every
-    time, :func:`.data.informative_latency`): as in the full model, such a cell stays out of the
-    comparison too (its tied values have an unbounded density as σ → 0)."""
-    L = d.latency
-    return L["informative"].to_numpy(float) if "informative" in L and len(L) else np.ones(max(len(L), 1))
 
 
 def _psislw(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,9 +81,10 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
                 progress: bool = False) -> pd.DataFrame:
     """One row per family: elpd_loo, se, p_loo, elpd_diff and se_diff against the best, the largest
     Pareto k, the number of decisions, the shape parameters' posterior medians (``shape``) and ``chosen``."""
-    from .build import latency_weights
+    from .build import informative_cells, latency_weights
 
-    counts = (latency_weights(d) * informative_cells(d)[:, None]).ravel()
+    # as in the full model, a cell without spread stays out (its tied values: an unbounded density)
+    counts = (latency_weights(d) * informative_cells(d.latency)[:, None]).ravel()
     keep = counts > 0
     if not keep.any():  # nothing to compare on (every cell a tick length or empty): an empty table
         return pd.DataFrame(columns=LOO_COLUMNS)

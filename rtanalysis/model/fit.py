@@ -127,7 +127,8 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         from .compare import choose_family, latency_loo
 
         if progress:
-            print(f"choosing the latency family ({', '.join(NAMES)}) by LOO on log-latency order statistics...", file=sys.stderr)
+            print(f"choosing the latency family ({', '.join(NAMES)}) by LOO on log-latency order statistics...",
+                  file=sys.stderr)
         loo = latency_loo(d, draws=min(draws, 500), chains=max(2, chains), seed=seed, sampler=sampler)
         chosen = choose_family(loo)
     from .build import has_item_latency_data
