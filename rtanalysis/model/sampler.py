@@ -171,7 +171,7 @@ def cached_function(model, inputs, make_outputs, key_outputs, key_extra: str):
 
 #: functions loaded from the on-disk cache in this process, by file, re-bound for each model. Loading
 #: (or compiling) again would leak: PyTensor's numba backend registers every fused elementwise kernel as
-#: a global numba overload that is never released (~17 MB per fit of a small design, 9.5 GB after the
+#: a global numba overload that is never released (~20 MiB per fit of a small design, 9.5 GB after the
 #: 200 fits of an SBC run; ``benchmarks/fit_memory.py``). Users of a returned function must be done with
 #: it before the next :func:`cached_function` call for the same graph (:data:`FUNCTIONS_LOCK`).
 _LOADED: dict = {}
