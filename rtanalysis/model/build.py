@@ -88,7 +88,7 @@ def binned_latency(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, cel
     n_edges = d.bin_edges.shape[1]
     edges = _data("bin_edges", np.zeros((1, n_edges)) if pad else d.bin_edges, "float64")
     counts = _data("lat_bins", np.zeros((1, d.binned.shape[1])) if pad else d.binned.to_numpy(), "float64")
-    weight = np.zeros((max(len(d.latency), 1), n_edges)) if pad or d.edge_weight is None else d.edge_weight
+    weight = np.zeros((1, n_edges)) if pad else latency_weights(d)[:, d.binned.shape[1]:]
     args = (edges, mu[:, None], sigma[:, None])
     kw = shape_at(fam, shape, cell_m, column=True)
     log_cdf, log_sf, log_pdf = fam.pt_logcdf(*args, **kw), fam.pt_logsf(*args, **kw), fam.pt_logpdf(*args, **kw)

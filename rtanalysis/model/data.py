@@ -97,8 +97,8 @@ BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9
 #: earlier bin counts between each cell's own quantiles (a pseudo-likelihood whose edges came from the
 #: data): with those, SBC found the Student-t's ν too low (50 of 200 ranks in the top tenth) and the
 #: mixture's scale too high, and an isolated grid posterior of one cell shows the same (``benchmarks/
-#: order_statistic_likelihood.py``). A cell of up to 13 decisions keeps each as an order statistic
-#: whose indices are distinct; the normal family uses its exact sufficient statistics regardless.
+#: order_statistic_likelihood.py``). A cell of up to 5 decisions keeps every one (the per-decision
+#: likelihood); the normal family uses its exact sufficient statistics regardless.
 BIN_EDGE_METHOD = "order statistics"
 
 
