@@ -14,3 +14,19 @@ def append_result(name: str, text: str) -> None:
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / name, "a") as fh:
         fh.write(text + "\n")
+
+
+#: the decomposition's quantities whose posterior means a benchmark compares between two fits
+QUANTITIES = ("p_capable", "p_timely", "share_timing")
+
+
+def shift_in_sd(dec, ref) -> dict:
+    """How far decomposition ``dec`` moved from ``ref`` (both indexed by row): |difference of the
+    posterior means| in units of ``ref``'s posterior SD (its 95 % interval's width / 3.92), the largest
+    and the mean over every row and quantity."""
+    import numpy as np
+
+    sd = {q: (ref[f"{q}_hi"] - ref[f"{q}_lo"]) / (2 * 1.96) for q in QUANTITIES}
+    shift = np.concatenate([(np.abs(dec[q] - ref[q]) / sd[q].where(sd[q] > 0)).dropna().to_numpy()
+                            for q in QUANTITIES])
+    return {"max_shift_in_sd": round(float(shift.max()), 3), "mean_shift_in_sd": round(float(shift.mean()), 3)}

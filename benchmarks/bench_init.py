@@ -21,11 +21,9 @@ import os
 import sys
 import time
 
-from _results import append_result
+from _results import append_result, shift_in_sd
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
-
-QUANTITIES = ("p_capable", "p_timely", "share_timing")
 
 
 def per_chain(idata, group: str) -> str:
@@ -66,9 +64,6 @@ def main(argv=None) -> int:
         dec = res.decomposition().set_index(["model", "task_type", "clock"])
         if ref is None:
             ref = dec
-        sd = {q: (ref[f"{q}_hi"] - ref[f"{q}_lo"]) / (2 * 1.96) for q in QUANTITIES}
-        shift = np.concatenate([(np.abs(dec[q] - ref[q]) / sd[q].where(sd[q] > 0)).dropna().to_numpy()
-                                for q in QUANTITIES])
         steps_size = np.asarray(idata["sample_stats"]["step_size"]).mean(axis=1)
         rows.append({"init_steps": steps, "seed": seed,
                      "sampling_s": round(float(d.get("sampling_only_seconds", d["sampling_seconds"])), 1),
@@ -78,7 +73,7 @@ def main(argv=None) -> int:
                      "max_rhat": round(d["max_rhat"], 4), "min_ess_bulk": round(d["min_ess_bulk"]),
                      "min_ess_tail": round(d["min_ess_tail"]), "divergences": d["n_divergent"],
                      "retried": bool(d.get("retried", False)), "ok": d["ok"],
-                     "max_shift_in_sd": round(float(shift.max()), 3), "mean_shift_in_sd": round(float(shift.mean()), 3)})
+                     **shift_in_sd(dec, ref)})
         print(rows[-1], file=sys.stderr, flush=True)
     table = pd.DataFrame(rows)
     table["sampling_ratio"] = (table["sampling_s"] / table["sampling_s"].iloc[0]).round(2)
