@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import time
 
+from _leaderboard import add_data_arguments, leaderboard_aggregates
 from _results import append_result
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
@@ -65,22 +65,10 @@ def main(argv=None) -> int:
     from rtanalysis.model import build
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--aggregates", default=None)
-    ap.add_argument("--tasks", type=int, default=100)
-    ap.add_argument("--seeds", type=int, default=3)
+    add_data_arguments(ap)
     ap.add_argument("--reps", type=int, default=200)
     args = ap.parse_args(argv)
-    if args.aggregates:
-        with open(args.aggregates, "rb") as fh:
-            d = pickle.load(fh)
-        label = f"aggregates {os.path.basename(args.aggregates)}"
-    else:
-        from rtanalysis.model.data import aggregate
-        from rtanalysis.simulate import simulate
-
-        lr = simulate("leaderboard60", seed=0, tasks=args.tasks, seeds=args.seeds).load()
-        d = aggregate(lr.episodes, lr.steps)
-        label = f"leaderboard60 --tasks {args.tasks} --seeds {args.seeds}"
+    d, label = leaderboard_aggregates(args)
     CL = d.cap_labelled
     pair, pair_of, kx, kx_of = build._factor(CL)
     n, c = CL["n"].to_numpy(float), CL["capable"].to_numpy(float)

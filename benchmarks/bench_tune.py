@@ -14,26 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import sys
 import time
 
+from _leaderboard import add_data_arguments, leaderboard_aggregates
 from _results import append_result
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
-
-
-def _data(args):
-    if args.aggregates:
-        with open(args.aggregates, "rb") as fh:
-            return pickle.load(fh), f"aggregates {args.aggregates}"
-    from rtanalysis.model.data import aggregate
-    from rtanalysis.simulate import simulate
-
-    lr = simulate("leaderboard60", seed=0, tasks=args.tasks, seeds=args.seeds).load()
-    label = f"leaderboard60 --tasks {args.tasks} --seeds {args.seeds}: {len(lr.episodes):,} episodes"
-    return aggregate(lr.episodes, lr.steps), label
 
 
 def main(argv=None) -> int:
@@ -43,13 +31,12 @@ def main(argv=None) -> int:
     from rtanalysis.model.fit import _sample_diagnosed
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=100)
-    ap.add_argument("--seeds", type=int, default=32)
-    ap.add_argument("--aggregates", default=None, help="a pickled ModelData (e.g. aggregate_dataset of a big dataset)")
+    add_data_arguments(ap, seeds=32)
     ap.add_argument("--tune", type=int, nargs="+", default=[300, 1000])
     ap.add_argument("--draws", type=int, default=1000)
     args = ap.parse_args(argv)
-    d, label = _data(args)
+    d, label = leaderboard_aggregates(args)
+    label += f": {len(d.episodes):,} episodes"
     lines = [f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {label}; {len(d.cap_labelled):,} labelled "
              f"groups; 4 chains x {args.draws} draws, seed 0; load average {tuple(round(x, 1) for x in os.getloadavg())}",
              f"{'tune':>5} {'sampling s':>10} {'max R-hat':>9} {'min ESS':>8} {'div':>5} {'gate':>5}   per chain: "

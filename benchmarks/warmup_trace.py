@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import pickle
 import time
 
+from _leaderboard import add_data_arguments, leaderboard_aggregates
 from _results import append_result
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
@@ -29,22 +29,11 @@ def main(argv=None) -> int:
     from rtanalysis.model import build, sampler
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--aggregates", default=None, help="a pickled ModelData")
-    ap.add_argument("--tasks", type=int, default=100)
-    ap.add_argument("--seeds", type=int, default=3)
+    add_data_arguments(ap)
     ap.add_argument("--draws", type=int, default=300, help="draws and tuning steps per chain")
     ap.add_argument("--chains", type=int, default=2)
     args = ap.parse_args(argv)
-    if args.aggregates:
-        with open(args.aggregates, "rb") as fh:
-            d = pickle.load(fh)
-        label = f"aggregates {os.path.basename(args.aggregates)}"
-    else:
-        from rtanalysis.model.data import aggregate
-        from rtanalysis.simulate import simulate
-
-        lr = simulate("leaderboard60", seed=0, tasks=args.tasks, seeds=args.seeds).load()
-        d, label = aggregate(lr.episodes, lr.steps), f"leaderboard60 --tasks {args.tasks} --seeds {args.seeds}"
+    d, label = leaderboard_aggregates(args)
     lines = [f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {label}: {len(d.episodes):,} episodes; "
              f"{args.chains} chains x {args.draws} draws ({args.draws} tuning), seed 0; load average "
              f"{tuple(round(x, 1) for x in os.getloadavg())}",
