@@ -250,8 +250,8 @@ def towards_mode(logp_grad, x0: np.ndarray, free: np.ndarray, steps: int = INIT_
 def compile_model_c(model, init_steps: int | None = None):
     """A nutpie ``CompiledModel`` for ``model`` whose logp/gradient are PyTensor functions (its default
     backend, with the on-disk cache), loaded here so that forked chains inherit them ready to run.
-    Each chain starts from its jittered initial point moved :data:`INIT_OPTIMISE_STEPS` (or
-    ``init_steps``) L-BFGS iterations uphill (:func:`towards_mode`)."""
+    Each chain starts from its jittered initial point moved uphill by at most
+    :data:`INIT_OPTIMISE_STEPS` (or ``init_steps``) L-BFGS iterations (:func:`towards_mode`)."""
     # private nutpie API (the public compile_pymc_model has no PyTensor C backend): nutpie is capped
     # below 0.17 in pyproject.toml and tests/test_nutpie_private.py checks the contract used here
     from nutpie.compile_pymc import _prepare_dims_and_coords
