@@ -196,28 +196,21 @@ def _rebind(fn, shared: dict) -> None:
 #: jittered point itself). On informative data the jittered prior-centred start lies far out in the
 #: tail (benchmarks/warmup_trace.py), where nutpie's early step-size adaptation could collapse to ~0
 #: and spend 1,023 leapfrog steps a draw for dozens of draws: at 10^6 episodes of ``leaderboard60``
-#: one chain of four spent 52.6k warm-up steps against 17-19k (benchmarks/bench_init.py). The walk
-#: stops short of the mode (:func:`towards_mode`), so the chains still start apart (over-dispersed,
-#: as R-hat needs) and not in a funnel's neck: group scales (``sd_*``) stay where the jitter put them.
+#: one chain of four spent 52.6k warm-up steps against 17-19k (benchmarks/bench_init.py). On such
+#: data the walk stops well short of the mode, so the chains still start apart (over-dispersed, as
+#: R-hat needs), and not in a funnel's neck: group scales (``sd_*``) stay where the jitter put them.
 INIT_OPTIMISE_STEPS = 100
 
 
-def towards_mode(logp_grad, x0: np.ndarray, free: np.ndarray, steps: int = INIT_OPTIMISE_STEPS,
-                 stop_gain: float | None = None) -> np.ndarray:
+def towards_mode(logp_grad, x0: np.ndarray, free: np.ndarray, steps: int = INIT_OPTIMISE_STEPS) -> np.ndarray:
     """``x0`` moved by at most ``steps`` L-BFGS iterations uphill on ``logp_grad(x) -> (logp, grad)``,
     over the coordinates where ``free`` is true only; ``x0`` itself when that does not improve it
-    (or when its log-density is not finite). Deterministic: same start, same result.
-
-    The walk stops once an iteration gains less than ``stop_gain`` (default: half the number of free
-    coordinates): a near-normal posterior's typical set lies about that far below its mode, so the
-    walk has arrived; going on to the mode itself would leave a gradient of ~0, and nutpie's first
-    mass matrix is estimated from the gradient at the start."""
+    (or when its log-density is not finite). Deterministic: same start, same result."""
     from scipy.optimize import minimize
 
     if steps <= 0 or not free.any():
         return x0
     x = x0.copy()
-    stop_gain = 0.5 * free.sum() if stop_gain is None else stop_gain
 
     def negative(z):
         x[free] = z
@@ -230,15 +223,8 @@ def towards_mode(logp_grad, x0: np.ndarray, free: np.ndarray, steps: int = INIT_
     start, _ = negative(x0[free])
     if not np.isfinite(start):
         return x0
-    last = [start]
-
-    def arrived(intermediate_result):
-        if last[0] - intermediate_result.fun < stop_gain:
-            raise StopIteration
-        last[0] = intermediate_result.fun
-
     with np.errstate(all="ignore"):
-        res = minimize(negative, x0[free], jac=True, method="L-BFGS-B", callback=arrived,
+        res = minimize(negative, x0[free], jac=True, method="L-BFGS-B",
                        options={"maxiter": steps, "maxfun": 2 * steps})
     if not np.isfinite(res.fun) or res.fun >= start:
         return x0
