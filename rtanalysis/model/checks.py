@@ -262,7 +262,7 @@ def _timing_share_rows(res, draws: dict, sub: ParamDraws, rng, a: float) -> list
         return []
     keys = ["model", "task_type", "clock"]
     # the key columns as they are (strings or categories): a str copy of millions of rows costs seconds
-    # only the columns used: a boolean mask over all of them copied every text column (7 s at 10^6)
+    # only the columns used: a boolean mask over all of them copied every text column of the steps
     cols = keys + ["too_early", "too_late", "no_action", "latency", "window_close"]
     w = st[cols][st["window_close"].notna() & (st["clock"] != "paused").to_numpy(bool)]
     f = w[keys].reset_index(drop=True)
