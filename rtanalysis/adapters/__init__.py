@@ -22,7 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ..load import EpisodeSink, LoadResult, find_log_files, load_rtlog
+from ..load import EpisodeSink, LoadResult, find_log_files, read_rtlog
 from ..scale.dataset import is_dataset, read_dataset
 from . import inspect_logs, realtimegym, response_slots, table
 
@@ -42,7 +42,7 @@ class Format:
 
 
 def _read_rtlog(paths, sink: EpisodeSink, progress: bool | None = None) -> None:
-    load_rtlog(paths, progress=progress, sink=sink)
+    read_rtlog(paths, sink, progress)
 
 
 def _is_rtlog(path: Path) -> bool:

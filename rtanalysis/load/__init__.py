@@ -14,11 +14,12 @@ timing and outcome, each episode's failure type) and :mod:`.files` (finding and 
 """
 
 from ..errors import RecordError
-from .files import CHUNK_LINES, LOG_SUFFIXES, PROGRESS_MIN_BYTES, READ_BLOCK, find_log_files, json_schema, load_rtlog
+from .files import (CHUNK_LINES, LOG_SUFFIXES, PROGRESS_MIN_BYTES, READ_BLOCK, find_log_files, json_schema, load_rtlog,
+                    read_rtlog)
 from .result import LoadResult
 from .sink import BATCH_BYTES, RAW_LIMIT, EpisodeSink
 from .validation import LATENCY_TOLERANCE, explain, validate_episode, validate_steps
 
 __all__ = ["BATCH_BYTES", "CHUNK_LINES", "LATENCY_TOLERANCE", "LOG_SUFFIXES", "PROGRESS_MIN_BYTES", "RAW_LIMIT",
            "READ_BLOCK", "EpisodeSink", "LoadResult", "RecordError", "explain", "find_log_files", "json_schema",
-           "load_rtlog", "validate_episode", "validate_steps"]
+           "load_rtlog", "read_rtlog", "validate_episode", "validate_steps"]

@@ -82,22 +82,30 @@ def _iter_lines(path: Path, sink: EpisodeSink, display: str) -> Iterator[list[tu
 def load_rtlog(paths, progress: bool | None = None, sink: EpisodeSink | None = None) -> LoadResult:
     """Load rtlog v1 files (``.jsonl``/``.jsonl.gz``) or directories of them.
 
-    ``progress``: show a progress bar; by default only for inputs over 32 MiB.
+    ``progress``: show a progress bar; by default only for inputs over 32 MiB. ``sink``: the
+    :class:`EpisodeSink` to feed (a new one by default); its :meth:`~EpisodeSink.finish` makes the result.
     """
+    sink = sink or EpisodeSink()
+    read_rtlog(paths, sink, progress)
+    return sink.finish()
+
+
+def read_rtlog(paths, sink: EpisodeSink, progress: bool | None = None) -> None:
+    """Feed rtlog v1 files (or directories of them) into ``sink`` without building the tables: for
+    readers that share one sink over several formats and call :meth:`~EpisodeSink.finish` once."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = find_log_files(paths)
-    sink = sink or EpisodeSink()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived objects, no cycles: the collector only costs time here
     try:
-        return _load_files(files, sink, progress)
+        _read_files(files, sink, progress)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _load_files(files: list[Path], sink: EpisodeSink, progress: bool | None) -> LoadResult:
+def _read_files(files: list[Path], sink: EpisodeSink, progress: bool | None) -> None:
     total = sum(f.stat().st_size for f in files if f.exists())
     bar = None
     if progress or (progress is None and total >= PROGRESS_MIN_BYTES):
@@ -119,7 +127,6 @@ def _load_files(files: list[Path], sink: EpisodeSink, progress: bool | None) -> 
             bar.update(f.stat().st_size)
     if bar is not None:
         bar.close()
-    return sink.finish()
 
 
 def json_schema() -> dict:

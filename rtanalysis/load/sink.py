@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from .. import schema
 from .arrow import _F64, _POOL, _TEXT_ARROW, _text
 from .decisions import _failure_types, _fallback_by_run, _per_episode_sum, _timing, _timing_columns
+from .memory import TRIM_MIN_DECISIONS, release_freed_memory
 from .result import LoadResult
 from .validation import _STEP_BOOLS, LATENCY_TOLERANCE, explain
 
@@ -236,10 +237,15 @@ class EpisodeSink:
         c[2] += qua
 
     def finish(self) -> LoadResult:
+        """The tables, built once: the sink gives up what it held (its episode rows, the index of
+        episodes seen, its step chunks) as the tables are built, so the rows and the tables are not
+        all in memory at once (at 10^6 episodes the rows and the index alone are about 1 GB)."""
         ep = _episode_columns(self._ep_rows)
         n_ep = len(self._ep_rows)
+        self._ep_rows, self._seen = [], {}
         ep_index = np.repeat(np.arange(n_ep), ep["n_steps"])
         cols = _concat_chunks(self._chunks)
+        self._chunks, self._n_small = [], 0
         cols["fallback"] = _fallback_by_run(cols["fallback"], ep["run_id"], ep_index)
         paused = pc.equal(ep["clock"], "paused").to_numpy(zero_copy_only=False)
         timing = _timing(cols["latency"], cols["window_open"], cols["window_close"], paused[ep_index],
@@ -249,6 +255,7 @@ class EpisodeSink:
         ep["n_fallback"] = _per_episode_sum(fb_true, ep_index, n_ep)
         ep["failure_type"] = _failure_types(timing, cols["correct_at_obs"], ep["success"], paused, ep_index)
         episodes = _episode_frame(ep, self._conditions)
+        self._conditions = []
         episodes = schema.conform(episodes, schema.EPISODE_COLUMNS)
         quarantine = schema.conform(
             pd.DataFrame(self._quarantine, columns=list(schema.QUARANTINE_COLUMNS)), schema.QUARANTINE_COLUMNS
@@ -256,6 +263,8 @@ class EpisodeSink:
         files = pd.DataFrame(
             [(p, *c) for p, c in self._files.items()], columns=["path", "n_read", "n_accepted", "n_quarantined"]
         ).astype({"path": "str", "n_read": "int64", "n_accepted": "int64", "n_quarantined": "int64"})
+        if n_ep and len(steps) >= TRIM_MIN_DECISIONS:
+            release_freed_memory()  # the decoded records' memory, freed: back to the OS, not kept resident
         return LoadResult(episodes=episodes, steps=steps, quarantine=quarantine, files=files)
 
 

@@ -102,12 +102,23 @@ def _rows(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
     return rows
 
 
-def steps_of(steps: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
-    """The decisions of the given episodes: a caller may pass a subset of episodes with all steps."""
+def steps_of(steps: pd.DataFrame, episodes: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """The decisions of the given episodes: a caller may pass a subset of episodes with all steps.
+    ``columns``: only these columns (selected before the rows, so only they are copied). Inside
+    :func:`shared_episode_rows` the subset's episode rows are kept too, not looked up again."""
+    if columns is not None:
+        steps = steps[list(columns)]
     if not len(steps):
         return steps
-    keep = _rows(steps, episodes) >= 0
-    return steps if keep.all() else steps[keep].reset_index(drop=True)
+    rows = _rows(steps, episodes)
+    keep = rows >= 0
+    if keep.all():
+        return steps
+    out = steps[keep].reset_index(drop=True)
+    cache = _EPISODE_ROWS.get()
+    if cache is not None:
+        cache[(id(out), id(episodes))] = (out, episodes, rows[keep])
+    return out
 
 
 def _episode_index(episodes: pd.DataFrame) -> pd.MultiIndex:

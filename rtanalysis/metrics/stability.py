@@ -10,6 +10,8 @@ from .intervals import DEFAULT_CI_PROB, proportion_interval
 
 #: decision outcomes that count as a failed decision
 FAILED_OUTCOMES = ("wrong", "late", "early", "silent")
+#: the steps columns :func:`failure_hazard` and :func:`fallback_summary` read
+STABILITY_STEP_COLUMNS = ("run_id", "episode_id", "step", "outcome", "fallback")
 
 
 def _first_step(steps: pd.DataFrame, rows: np.ndarray, mask: np.ndarray, n_episodes: int) -> np.ndarray:

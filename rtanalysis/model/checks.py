@@ -302,11 +302,40 @@ def log_latency(st) -> np.ndarray:
     return floored_log_latency(st["latency"].to_numpy(float), unit_code)
 
 
+#: the steps columns of a latency cell
+LATENCY_CELL_KEYS = ("model", "task_type", "time_unit")
+
+
+def latency_cell_split(st, mask: np.ndarray, *arrays: np.ndarray) -> dict:
+    """``{(model, task_type, time_unit): (array[mask & cell] for each of arrays)}``, cells in sorted
+    key order (a sorted group-by's). Each key column is factorised once and the decisions sorted
+    once by their cell's code: a group-by of the steps frame takes every row of three text columns
+    (seconds at 10^6 episodes)."""
+    codes = np.zeros(len(st), dtype=np.int64)
+    levels = []
+    for col in LATENCY_CELL_KEYS:
+        c, uniq = pd.factorize(st[col], sort=True)
+        mask = mask & (c >= 0)  # a missing key is no cell (a group-by drops it too)
+        codes = codes * max(len(uniq), 1) + c  # lexicographic: the first key varies slowest
+        levels.append([str(u) for u in uniq])
+    idx = np.flatnonzero(mask)
+    idx = idx[np.argsort(codes[idx], kind="stable")]
+    c = codes[idx]
+    bounds = np.flatnonzero(np.diff(c)) + 1
+    out = {}
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(c)]):
+        if lo == hi:
+            continue
+        code, key = int(c[lo]), []
+        for lv in reversed(levels):
+            code, j = divmod(code, len(lv))
+            key.append(lv[j])
+        out[tuple(reversed(key))] = tuple(a[idx[lo:hi]] for a in arrays)
+    return out
+
+
 def _latency_groups(st, x: np.ndarray) -> dict:
-    acted = ~np.isnan(x)
-    frame = st.loc[acted, ["model", "task_type", "time_unit"]].assign(x=x[acted])
-    return {tuple(map(str, k)): g["x"].to_numpy() for k, g in frame.groupby(["model", "task_type", "time_unit"],
-                                                                           observed=True)}
+    return {k: v[0] for k, v in latency_cell_split(st, ~np.isnan(x), x).items()}
 
 
 def replicate_quantiles(mu, sd, dist, pi, n: int, n_cens: int, qs, rng) -> dict[float, np.ndarray]:
@@ -384,19 +413,15 @@ def _latency_by_correctness_rows(res, n_rep: int, rng, a: float, x: np.ndarray |
         return []
     x = log_latency(st) if x is None else x
     use = known & ~np.isnan(x)
-    frame = st.loc[use, ["model", "task_type", "time_unit"]].assign(
-        x=x[use], right=label[use].to_numpy(bool))
+    right_all = label.fillna(False).to_numpy(bool)
     informative = {(d.models[c.m], d.task_types[c.k], d.units[c.u]) for c in d.latency.itertuples()
                    if getattr(c, "informative", True)}
     out = []
-    for key, g in frame.groupby(["model", "task_type", "time_unit"], observed=True):
-        key = tuple(map(str, key))
-        right = g["right"].to_numpy()
+    for key, (xv, right) in latency_cell_split(st, use, x, right_all).items():
         n_c, n_w = int(right.sum()), int((~right).sum())
-        sd = float(np.std(g["x"].to_numpy(), ddof=1)) if len(g) > 1 else 0.0
+        sd = float(np.std(xv, ddof=1)) if len(xv) > 1 else 0.0
         if key not in informative or min(n_c, n_w) < MIN_PER_LABEL or not sd > 0:
             continue
-        xv = g["x"].to_numpy()
         observed = float(xv[right].mean() - xv[~right].mean())
         rep = rng.normal(0.0, sd * np.sqrt(1 / n_c + 1 / n_w), n_rep)
         out.append(_row((key[0], key[1], "all", key[2]), "latency_correct_minus_wrong", observed, rep, a))

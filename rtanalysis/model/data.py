@@ -287,6 +287,21 @@ def at_close(lat: np.ndarray, close: np.ndarray) -> np.ndarray:
         return (close > 0) & (np.abs(lat - close) <= 1e-9 * np.abs(close))
 
 
+def _cell_max(cell: tuple, values: np.ndarray) -> np.ndarray:
+    """Per decision, the largest non-NaN of ``values`` over its (m, k, u) cell (NaN when none): a
+    group-by's transform("max") on integer cell codes, without a frame of every decision."""
+    m, k, u = (np.asarray(c, dtype=np.int64) for c in cell)
+    if not len(m):
+        return np.zeros(0)
+    code = (m * (int(k.max()) + 1) + k) * (int(u.max()) + 1) + u
+    top = np.full(int(code.max()) + 1, -np.inf)
+    have = ~np.isnan(values)
+    np.maximum.at(top, code[have], values[have])
+    out = top[code]
+    out[np.isneginf(out)] = np.nan
+    return out
+
+
 def _latency_tables(S: dict, obs: pd.DataFrame, by):
     """(latency, censored, exposure) tables (see the module docstring)."""
     m, k, u = S["cell"]
@@ -299,9 +314,7 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     # largest latency any action of the same cell landed with under a timed clock: when late
     # actions are logged, the harness evidently waited at least that long, so silence is not merely
     # "L > close" (what is left of it goes to the per-model silence probability π_m).
-    lat_cell = pd.DataFrame({"m": m, "k": k, "u": u, "lat": np.where(acted & timed, S["lat"], np.nan)})
-    cell_max = lat_cell.groupby(["m", "k", "u"])["lat"].transform("max").to_numpy()
-    censor_at = np.fmax(close, cell_max)
+    censor_at = np.fmax(close, _cell_max(S["cell"], np.where(acted & timed, S["lat"], np.nan)))
     cens = pd.DataFrame({"m": m[cens_sel], "k": k[cens_sel], "u": u[cens_sel], "i": S["item"][cens_sel],
                          "log_close": np.log(censor_at[cens_sel])})
     censored = (by(cens, ["m", "k", "u", "i", "log_close"]).size().rename(columns={"size": "count"})

@@ -81,6 +81,10 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
 
 #: the retry's target acceptance when the first attempt diverged (nutpie's default is 0.8)
 RETRY_TARGET_ACCEPT = 0.95
+#: latency scales whose p_success draws a fit keeps once computed: the report's headline pools
+#: p_success at λ = 0.5 over task types, a point of the counterfactual curve it has already drawn
+#: (each kept λ costs rows × draws floats: 23 MB on leaderboard60 at 10^6 episodes)
+KEPT_LAMBDAS = (0.5,)
 
 
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = 0.95,
@@ -258,13 +262,23 @@ class FitResult:
         return self._cache["deriver"]
 
     def _draws(self, lam: float = 1.0, swap=None) -> dict[str, np.ndarray]:
-        # only the observed scenario is kept: a λ grid of 8 quantities × rows × draws each would hold
-        # gigabytes (37 λ × 61 MB on leaderboard60), and the grids are summarised once
-        if lam != 1.0 or swap:
+        # only the observed scenario is kept whole: a λ grid of 8 quantities × rows × draws each would
+        # hold gigabytes (37 λ × 61 MB on leaderboard60), and the grids are summarised once
+        if swap:
             return self._deriver.compute(self._params, lam, swap)
+        if lam != 1.0:
+            out = self._deriver.compute(self._params, lam, swap)
+            if lam in KEPT_LAMBDAS:
+                self._cache[("p_success", lam)] = out["p_success"]
+            return out
         if "draws" not in self._cache:
             self._cache["draws"] = self._deriver.compute(self._params, lam, swap)
         return self._cache["draws"]
+
+    def _quantity_draws(self, quantity: str, lam: float = 1.0) -> np.ndarray:
+        """Draws (rows × S) of one quantity at λ, from what is kept where it is."""
+        kept = self._cache.get((quantity, lam))
+        return kept if kept is not None else self._draws(lam)[quantity]
 
     def _median_latency(self) -> np.ndarray:
         """Per row, the posterior mean of exp(μ) in the row's usual time unit."""
@@ -307,7 +321,7 @@ class FitResult:
         timed = (rows["clock"] != "paused").to_numpy()
         parts = []
         for lam in lambdas:
-            s = summarise(rows, {"p_success": self._draws(float(lam))["p_success"]}, ["p_success"], ci_prob)
+            s = summarise(rows, {"p_success": self._quantity_draws("p_success", float(lam))}, ["p_success"], ci_prob)
             parts.append(s.assign(scenario="scale", **{"lambda": float(lam)})[timed])
         if as_models:
             R = self._deriver.rows
@@ -319,12 +333,15 @@ class FitResult:
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COUNTERFACTUAL_COLUMNS)
         return out[COUNTERFACTUAL_COLUMNS].reset_index(drop=True)
 
-    def draws(self, quantity: str = "p_success", lam: float = 1.0) -> pd.DataFrame:
-        """Long frame of posterior draws of a derived quantity: model, task_type, clock, draw, value."""
+    def draws(self, quantity: str = "p_success", lam: float = 1.0, wide: bool = False) -> pd.DataFrame:
+        """Long frame of posterior draws of a derived quantity: model, task_type, clock, draw, value.
+        ``wide=True``: one row per model × task_type × clock (a MultiIndex), one column per draw."""
         if quantity not in QUANTITIES:
             raise ValueError(f"unknown quantity {quantity!r}; one of {QUANTITIES}")
-        x = self._draws(float(lam))[quantity]
+        x = self._quantity_draws(quantity, float(lam))
         rows = self._rows()[["model", "task_type", "clock"]]
+        if wide:
+            return pd.DataFrame(x, index=pd.MultiIndex.from_frame(rows), columns=pd.RangeIndex(x.shape[1], name="draw"))
         S = x.shape[1]
         out = rows.loc[rows.index.repeat(S)].reset_index(drop=True)
         out["draw"] = np.tile(np.arange(S), len(rows))

@@ -58,13 +58,15 @@ def figure_tables(episodes, steps, ci_prob: float = 0.95, metrics: dict | None =
     ``fallback_by_model``; all clocks when none is timed)."""
     from .. import metrics as m
     from ..metrics._groups import steps_of
+    from ..metrics.stability import STABILITY_STEP_COLUMNS
 
     have = metrics or {}
     names = ("success", "success_by_latency", "latency", "latency_ecdf", "validity", "observed_decomposition")
     out = {name: have[name] if name in have else m.METRICS[name](episodes, steps, None, ci_prob) for name in names}
     timed = timed_or_all(episodes)
     with m.shared_episode_rows():  # each decision's episode found once for both tables, not per table
-        timed_steps = steps if timed is episodes else steps_of(steps, timed)
+        # only the columns the two tables read are copied (a whole steps frame is GBs at 10^6 episodes)
+        timed_steps = steps_of(steps, timed, columns=STABILITY_STEP_COLUMNS)
         out["hazard_by_model"] = m.failure_hazard(timed, timed_steps, by="model", ci_prob=ci_prob)
         out["fallback_by_model"] = m.fallback_summary(timed, timed_steps, by="model", ci_prob=ci_prob)
     return out

@@ -82,8 +82,8 @@ def pooled_posterior(fit, decomposition: pd.DataFrame, clock: str, ci_prob: floa
     weights = decomposition[decomposition["clock"] == clock].set_index(["model", "task_type"])["n_episodes"]
 
     def wide(quantity, lam=1.0):
-        d = fit.draws(quantity, lam=lam)
-        return d[d["clock"] == clock].pivot_table(index=["model", "task_type"], columns="draw", values="value")
+        d = fit.draws(quantity, lam=lam, wide=True)
+        return d[d.index.get_level_values("clock") == clock].droplevel("clock").sort_index()
 
     ps, share, half = wide("p_success"), wide("share_timing"), wide("p_success", 0.5)
     w = weights.reindex(ps.index).fillna(0).to_numpy()[:, None]
