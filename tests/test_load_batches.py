@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rtanalysis import schema
-from rtanalysis.load import load_rtlog
+from rtanalysis.load import EpisodeSink, load_rtlog, read_rtlog
 from tests.conftest import GOOD_EPISODE
 
 # the modules that read these constants (`rtanalysis.load` the attribute is a function)
@@ -95,3 +95,24 @@ def test_tables_follow_the_schema_and_are_writable(tmp_path):
     again = load_rtlog(path)
     pd.testing.assert_frame_equal(again.steps, load_rtlog(path).steps)
     assert again.episodes.loc[0, "seed"] != 99 or GOOD_EPISODE["seed"] == 99
+
+
+def test_a_sink_builds_its_tables_once(tmp_path):
+    """read_rtlog feeds a sink without building the tables (adapters share one sink and finish it once);
+    the tables are load_rtlog's; a second finish() is an error, not an empty result."""
+    path = tmp_path / "a.jsonl"
+    eps = [dict(copy.deepcopy(GOOD_EPISODE), episode_id=f"e{i}") for i in range(3)]
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in eps))
+    sink = EpisodeSink()
+    read_rtlog(path, sink)
+    fed = sink.finish()
+    ref = load_rtlog(path)
+    assert len(fed.steps) == len(ref.steps) > 0
+    pd.testing.assert_frame_equal(fed.episodes, ref.episodes)
+    pd.testing.assert_frame_equal(fed.steps, ref.steps)
+    with pytest.raises(RuntimeError, match="called already"):
+        sink.finish()
+    used = EpisodeSink()
+    load_rtlog(path, sink=used)
+    with pytest.raises(RuntimeError, match="read_rtlog"):
+        used.finish()

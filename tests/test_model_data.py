@@ -198,3 +198,19 @@ def test_student_t_tails_are_finite_with_finite_gradients_far_out():
         np.testing.assert_allclose(log_sf[ok], ref_sf[ok], rtol=1e-3, atol=1e-9)
     pymc_sf = pm.logccdf(pm.StudentT.dist(nu=60.0, mu=0.0, sigma=1.0), 30.0).eval()
     assert np.isneginf(pymc_sf)  # what the family works around (if PyMC fixes it, this test says so)
+
+
+def test_cell_max_is_the_group_maximum():
+    """The censor point's cell maximum (integer codes, one pass) equals a group-by's transform("max"),
+    NaN for a cell with no value."""
+    from rtanalysis.model.data import _cell_max
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    cell = tuple(rng.integers(0, r, n) for r in (3, 4, 2))
+    values = np.where(rng.random(n) < 0.3, np.nan, rng.exponential(size=n))
+    values[(cell[0] == 0) & (cell[1] == 0)] = np.nan  # cells with nothing to take the maximum of
+    ref = (pd.DataFrame({"m": cell[0], "k": cell[1], "u": cell[2], "v": values})
+           .groupby(["m", "k", "u"])["v"].transform("max").to_numpy())
+    assert np.isnan(ref).any()
+    np.testing.assert_array_equal(_cell_max(cell, values), ref)

@@ -51,6 +51,26 @@ def test_compare_and_draws():
     assert {"rel_latency", "p_success", "p_success_lo", "p_success_hi"} <= set(sc.columns)
 
 
+def test_kept_and_wide_draws_are_the_computed_ones():
+    """The p_success draws a fit keeps at λ = 0.5 (KEPT_LAMBDAS) after the counterfactuals are the ones
+    a fresh computation gives, and the wide frame holds the long frame's values."""
+    from rtanalysis.model.fit import KEPT_LAMBDAS
+
+    res = toy_fit(False)
+    lam = KEPT_LAMBDAS[0]
+    res.counterfactuals(lambdas=(lam, 1.0), as_models=False)
+    assert ("p_success", lam) in res._cache
+    fresh = res._deriver.compute(res._params, lam)["p_success"]
+    wide = res.draws("p_success", lam=lam, wide=True)
+    np.testing.assert_array_equal(wide.to_numpy(), fresh)
+    long = res.draws("p_success", lam=lam)
+    pivot = long.pivot_table(index=["model", "task_type", "clock"], columns="draw", values="value")
+    np.testing.assert_array_equal(wide.loc[pivot.index].to_numpy(), pivot.to_numpy())
+    # another quantity at the kept λ is computed, not taken from what was kept
+    np.testing.assert_array_equal(res.draws("p_timely", lam=lam, wide=True).to_numpy(),
+                                  res._deriver.compute(res._params, lam)["p_timely"])
+
+
 def test_degenerate_data_no_crash_and_honest_intervals():
     res = degenerate_fit()
     dec = res.decomposition().set_index(["model", "task_type", "clock"])

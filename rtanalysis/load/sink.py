@@ -97,6 +97,7 @@ class EpisodeSink:
         self._seen: dict[tuple[str, str], tuple[str, int]] = {}
         self._quarantine: list[tuple] = []
         self._files: dict[str, list[int]] = {}
+        self._finished = False
 
     def open_file(self, path: str) -> None:
         self._files.setdefault(path, [0, 0, 0])
@@ -239,7 +240,12 @@ class EpisodeSink:
     def finish(self) -> LoadResult:
         """The tables, built once: the sink gives up what it held (its episode rows, the index of
         episodes seen, its step chunks) as the tables are built, so the rows and the tables are not
-        all in memory at once (at 10^6 episodes the rows and the index alone are about 1 GB)."""
+        all in memory at once (at 10^6 episodes the rows and the index alone are about 1 GB). A second
+        call is an error, not an empty result."""
+        if self._finished:
+            raise RuntimeError("EpisodeSink.finish() was called already: it builds the tables once (load_rtlog(..., "
+                               "sink=s) calls it; rtanalysis.load.read_rtlog feeds a sink without finishing it)")
+        self._finished = True
         ep = _episode_columns(self._ep_rows)
         n_ep = len(self._ep_rows)
         self._ep_rows, self._seen = [], {}
