@@ -149,11 +149,17 @@ def capable_probability(p: ParamDraws, d: ModelData, m: int, k: int, items, xs, 
     """(S, G) P(capable) of episodes of model m, type k with ``items`` and centred log lengths ``xs``
     (:func:`.build.build_model`: P(decision right)^(g_k exp(β_k x))); ``timed`` (one flag or one per
     episode group): under a timed clock, which moves the logit by κ_m when the fit has clock effects."""
-    logit = p.eta[:, m, k][:, None] + p.item[:, items] + d.type_offset[k]
+    items = np.asarray(items)
+    timed = np.broadcast_to(np.asarray(timed, dtype=float), items.shape)
+    # the logit depends on the item (and the clock), the exponent on the length: each is computed once per
+    # distinct value and gathered, not once per class (same operations per element: the same numbers)
+    pairs, by_pair = np.unique(np.column_stack([items.astype(float), timed]), axis=0, return_inverse=True)
+    logit = p.eta[:, m, k][:, None] + p.item[:, pairs[:, 0].astype(np.int64)] + d.type_offset[k]
     if p.timed_cap is not None:
-        logit = logit + p.timed_cap[:, m][:, None] * np.broadcast_to(np.asarray(timed, dtype=float), np.shape(items))
-    expo = np.exp(d.type_log_g[k] + p.length[:, k][:, None] * np.asarray(xs)[None, :])
-    return np.exp(expo * log_expit(logit))
+        logit = logit + p.timed_cap[:, m][:, None] * pairs[:, 1]
+    lengths, by_length = np.unique(np.asarray(xs, dtype=float), return_inverse=True)
+    expo = np.exp(d.type_log_g[k] + p.length[:, k][:, None] * lengths[None, :])
+    return np.exp(expo[:, by_length.ravel()] * log_expit(logit)[:, by_pair.ravel()])
 
 
 def rows_of(d: ModelData) -> pd.DataFrame:
