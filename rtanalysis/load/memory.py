@@ -3,8 +3,9 @@
 Loading builds millions of short-lived Python objects (decoded records, their strings, the rows the
 sink keeps until :meth:`EpisodeSink.finish`). Freed, their memory stays in glibc's heap, mostly in
 pieces too small for the large arrays the later stages allocate (those come from fresh mappings), so
-the process keeps it as resident memory for its whole life: about 450 MiB after loading 10^6
-episodes (``benchmarks/bench_scale.py``). ``malloc_trim(0)`` returns the free pages; Dask's workers
+the process keeps it as resident memory for its whole life: 334 MiB after loading 10^6 episodes,
+with peaks ~250 MiB higher in the stages after it (``benchmarks/bench_load_memory.py``, the two ways
+side by side). ``malloc_trim(0)`` returns the free pages; Dask's workers
 do the same (``distributed``'s memory management docs, "Memory not released back to the OS").
 Elsewhere than glibc (macOS, Windows, musl) there is no such call and nothing is done.
 """
