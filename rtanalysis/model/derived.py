@@ -358,7 +358,11 @@ class Deriver:
             wids = d.windows.index[in_unit].to_numpy()
             for item in np.unique(gi[gu == u]):
                 sel = np.flatnonzero((gu == u) & (gi == item))
-                structure.per_unit.append((u, item, bounds, tim_key[sel][:, 2 + wids], sel))
+                pattern = tim_key[sel][:, 2 + wids]
+                # only the windows these episodes have: the others' miss probabilities would be computed
+                # for every λ and swap and multiplied by zero
+                used = pattern.any(axis=0)
+                structure.per_unit.append((u, item, (bounds[0][used], bounds[1][used]), pattern[:, used], sel))
         return structure
 
     def near_close_share(self, p: ParamDraws, fraction: float) -> np.ndarray:
