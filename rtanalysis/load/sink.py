@@ -240,8 +240,8 @@ class EpisodeSink:
     def finish(self) -> LoadResult:
         """The tables, built once: the sink gives up what it held (its episode rows, the index of
         episodes seen, its step chunks) as the tables are built, so the rows and the tables are not
-        all in memory at once (at 10^6 episodes the rows and the index alone are about 1 GB). A second
-        call is an error, not an empty result."""
+        all in memory at once (millions of Python objects at 10^6 episodes). A second call is an error,
+        not an empty result."""
         if self._finished:
             raise RuntimeError("EpisodeSink.finish() was called already: it builds the tables once (load_rtlog(..., "
                                "sink=s) calls it; rtanalysis.load.read_rtlog feeds a sink without finishing it)")
