@@ -8,6 +8,19 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def done_runs(path, columns: list[str]) -> set:
+    """The key tuples (``columns``) of the runs a resumable study already appended to the CSV at
+    ``path`` (an empty set before the first): the study skips them when it runs again."""
+    import os
+
+    import pandas as pd
+
+    if not os.path.exists(path):
+        return set()
+    old = pd.read_csv(path)
+    return set(zip(*(old[c] for c in columns)))
+
+
 def append_result(name: str, text: str) -> None:
     """Print ``text`` and append it, followed by a blank line, to ``results/<name>``."""
     print(text)

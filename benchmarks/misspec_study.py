@@ -21,6 +21,7 @@ import time
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
+from _results import done_runs  # noqa: E402
 
 
 def run(args) -> None:
@@ -28,10 +29,7 @@ def run(args) -> None:
     from rtanalysis.simulate.presets import MISSPEC_PRESETS
 
     presets = args.presets or list(MISSPEC_PRESETS)
-    done = set()
-    if os.path.exists(args.scores):
-        old = pd.read_csv(args.scores)
-        done = set(zip(old["preset"], old["labelled"], old["rep"]))
+    done = done_runs(args.scores, ["preset", "labelled", "rep"])
     reps = [args.only_rep] if args.only_rep is not None else range(args.reps)
     for r in reps:
         for preset in presets:

@@ -24,6 +24,7 @@ import time
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
+from _results import done_runs  # noqa: E402
 
 #: families recorded before the timing shares were one family (rows and extremes add up)
 OLD_FAMILIES = {"share_early": "timing_shares", "share_late_or_silent": "timing_shares",
@@ -68,10 +69,7 @@ def main(argv=None) -> int:
     if args.summary_only:
         print(summary(pd.read_csv(args.out)))
         return 0
-    done = set()
-    if os.path.exists(args.out):
-        old = pd.read_csv(args.out)
-        done = set(zip(old["preset"], old["rep"]))
+    done = done_runs(args.out, ["preset", "rep"])
     for rep in range(args.reps):
         for preset in args.presets:
             if (preset, rep) in done:

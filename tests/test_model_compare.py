@@ -4,7 +4,7 @@ mixture, log-normal ones Normal."""
 import numpy as np
 import pytest
 
-from rtanalysis.model.compare import _loo_pointwise, choice_summary, choose_family, latency_loo
+from rtanalysis.model.compare import loo_pointwise, choice_summary, choose_family, latency_loo
 from rtanalysis.model.data import aggregate
 
 
@@ -17,7 +17,7 @@ def test_psis_loo_matches_exact_leave_one_out_for_a_normal_mean():
     n, S = len(y), 40000
     post = rng.normal(y.mean(), 1 / np.sqrt(n), S)  # flat prior
     ll = norm.logpdf(y[None, :], post[:, None], 1.0)
-    elpd, _, khat = _loo_pointwise(ll)
+    elpd, _, khat = loo_pointwise(ll)
     loo_mean = (y.sum() - y) / (n - 1)
     exact = norm.logpdf(y, loo_mean, np.sqrt(1 + 1 / (n - 1)))
     np.testing.assert_allclose(elpd, exact, atol=0.01)
@@ -31,7 +31,7 @@ def test_a_chain_that_stopped_moving_is_reported_unreliable_not_an_error():
     ll = rng.normal(-1.0, 0.1, (1000, 3))
     ll[:, 1] = -2.0  # every draw the same
     ll[:500, 2] = -1.5  # half the draws stuck at the smallest value (the largest importance weights)
-    elpd, _, khat = _loo_pointwise(ll)
+    elpd, _, khat = loo_pointwise(ll)
     assert np.isinf(khat[1]) and np.isinf(khat[2]) and khat[0] < 0.7
     assert elpd[1] == pytest.approx(-2.0) and np.isfinite(elpd).all()
 

@@ -50,7 +50,7 @@ CHECK_FAMILIES = {
     "success_rate": ("success_rate", "success per cell is not reproduced: capability or timing that the "
                      "model's structure cannot represent (e.g. an agent less capable under the wall clock than "
                      "paused: try clock_effects=True, rtanalysis report --clock-effects; item difficulty that "
-                     "also slows it: item_latency=True)"),
+                     "also slows it: item_latency=True; or let PSIS-LOO choose: rtanalysis report --structure auto)"),
     "success_given_misses": ("success_given_misses", "how missed windows end episodes is not reproduced "
                              "(fatality per task type)"),
     "success_sd_across_items": ("success_across_items", "success varies across items more (or less) than the "
@@ -74,7 +74,8 @@ CHECK_FAMILIES = {
                                           "latency and difficulty are entangled across items (hard items slow the "
                                           "agent), which p_timely and the latency counterfactuals assume away; "
                                           "try item_latency=True (rtanalysis report --item-latency), item time "
-                                          "intensities paired with the items' difficulty (docs/model.md)"),
+                                          "intensities paired with the items' difficulty (docs/model.md), or "
+                                          "--structure auto to let PSIS-LOO choose"),
     "latency_correct_minus_wrong": ("latency_by_correctness", "correct and wrong decisions differ in latency: "
                                     "latency and correctness are entangled (hard items slow the agent: try "
                                     "item_latency=True; or thinking longer helps), which p_timely and the latency "

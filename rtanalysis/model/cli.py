@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .families import NAMES as FAMILY_NAMES
+from .structures import STRUCTURES
 
 
 def add_cli(subparsers) -> None:
@@ -32,6 +33,10 @@ def add_cli(subparsers) -> None:
                    help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
                         "decisions only, for agents that think less when the clock runs (the success-rate check "
                         "flags the timed rows); needs paused runs of the same models")
+    p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
+                   help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
+                        "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
+                        "outcomes cannot beat (writes structure_loo.csv)")
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"),
                    help="NUTS implementation (numpyro needs the bench extra: jax, numpyro)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -50,6 +55,17 @@ def add_cli(subparsers) -> None:
     c.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=0.9)
     c.add_argument("--unlabelled", action="store_true")
     c.set_defaults(func=_calibrate)
+
+
+def check_structure_args(args) -> None:
+    """--structure names the structure the two flags would: not both; auto needs a fixed family."""
+    from ..errors import UsageError
+
+    if args.structure and (args.item_latency or args.clock_effects):
+        raise UsageError("give --structure or --item-latency / --clock-effects, not both")
+    if args.structure == "auto" and args.latency_family == "auto":
+        raise UsageError("--structure auto needs a fixed --latency-family (choose the family first with "
+                         "--latency-family auto, then compare structures with it)")
 
 
 def tune_arg(text: str):
@@ -75,6 +91,7 @@ def _fit(args) -> int:
         raise UsageError("--draws and --chains must be >= 1")
     if not 0 < args.ci_prob < 1:
         raise UsageError(f"--ci-prob must be in (0, 1), got {args.ci_prob}")
+    check_structure_args(args)
     lr = load(args.paths)
     if len(lr.episodes) == 0:
         raise NoDataError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")
@@ -82,7 +99,7 @@ def _fit(args) -> int:
         print(str(lr), file=sys.stderr)
     res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, ci_prob=args.ci_prob,
               latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet,
-              item_latency=args.item_latency, clock_effects=args.clock_effects)
+              item_latency=args.item_latency, clock_effects=args.clock_effects, structure=args.structure)
     out = res.to_dir(args.out)
     d = res.diagnostics
     status = "ok" if d["ok"] else "NOT CONVERGED (see diagnostics.json; do not report these numbers)"
@@ -94,7 +111,12 @@ def _fit(args) -> int:
         print(d["advice"])
     for note in d.get("notes", []):
         print(f"note: {note}")
-    print(f"wrote {out}/decomposition.csv, counterfactuals.csv, diagnostics.json, posterior.nc")
+    if res.structure_loo() is not None:
+        from .structures import choice_summary
+
+        print(choice_summary(res.structure_loo()))
+    print(f"wrote {out}/decomposition.csv, counterfactuals.csv, diagnostics.json, posterior.nc"
+          + (", structure_loo.csv" if res.structure_loo() is not None else ""))
     return 0
 
 

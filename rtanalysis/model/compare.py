@@ -68,13 +68,21 @@ def _psislw(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return log_w, khat
 
 
-def _loo_pointwise(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def loo_pointwise(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(elpd_loo, lpd, pareto k) per column of ``ll`` (draws × groups), by PSIS."""
     log_w, khat = _psislw(ll)
     log_w = log_w - logsumexp(log_w, axis=-1, keepdims=True)
     elpd = logsumexp(log_w + ll.T, axis=-1)
     lpd = logsumexp(ll.T, axis=-1) - np.log(ll.shape[0])
     return elpd, lpd, np.asarray(khat)
+
+
+def weighted_se(w: np.ndarray, x: np.ndarray) -> float:
+    """The standard error of Σ over observations of a pointwise quantity ``x`` held once per group of
+    ``w`` identical observations: √(N · weighted variance), N = Σ w (Vehtari et al. 2017, eq. 23)."""
+    n = w.sum()
+    mean = (w * x).sum() / n
+    return float(np.sqrt(n * (w * (x - mean) ** 2).sum() / n))
 
 
 def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, sampler: str = "nutpie",
@@ -96,10 +104,9 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
         post = idata["posterior"]
         ll = np.asarray(post["bin_logp"].values, dtype=float)
         ll = ll.reshape(-1, ll.shape[2] * ll.shape[3])[:, keep]
-        elpd, lpd, khat = _loo_pointwise(ll)
+        elpd, lpd, khat = loo_pointwise(ll)
         point[fam] = elpd
-        mean = (w * elpd).sum() / n
-        se = float(np.sqrt(n * (w * (elpd - mean) ** 2).sum() / n))
+        se = weighted_se(w, elpd)
         shape = ", ".join(f"{p}={np.median(post[p].values):.3g}" for p in family(fam).summaries)
         rows.append(dict(family=fam, elpd_loo=float((w * elpd).sum()), se=se, p_loo=float((w * (lpd - elpd)).sum()),
                          max_pareto_k=float(np.max(khat)), n_decisions=int(n), shape=shape))
@@ -107,7 +114,7 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
     best = out["elpd_loo"].idxmax()
     diffs = [point[out.loc[best, "family"]] - point[f] for f in out["family"]]
     out["elpd_diff"] = out.loc[best, "elpd_loo"] - out["elpd_loo"]
-    out["se_diff"] = [float(np.sqrt(n * (w * (x - (w * x).sum() / n) ** 2).sum() / n)) for x in diffs]
+    out["se_diff"] = [weighted_se(w, x) for x in diffs]
     out["chosen"] = out["family"] == choose_family(out)
     return out
 
@@ -143,9 +150,15 @@ def choose_family(table: pd.DataFrame) -> str:
     first, ``normal``."""
     if not len(table):
         return NAMES[0]
-    t = table.set_index("family")
+    return choose_simplest(table.rename(columns={"family": "name"}), list(NAMES))
+
+
+def choose_simplest(table: pd.DataFrame, order: list[str]) -> str:
+    """Of ``table``'s rows (columns name, elpd_loo, se_diff), the first in ``order`` whose elpd is
+    within max(MIN_ELPD_DIFF, SE_MULTIPLIER × se_diff) of the best's; the best when none is."""
+    t = table.set_index("name")
     best = t["elpd_loo"].max()
-    for name in (n for n in NAMES if n in t.index):
+    for name in (n for n in order if n in t.index):
         if best - t.loc[name, "elpd_loo"] <= max(MIN_ELPD_DIFF, SE_MULTIPLIER * float(t.loc[name, "se_diff"])):
             return name
     return str(t["elpd_loo"].idxmax())

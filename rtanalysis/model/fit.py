@@ -90,7 +90,7 @@ KEPT_LAMBDAS = (0.5,)
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | str | None = "auto",
         sampler: str = "nutpie", per_row: bool = False, item_latency: bool = False,
-        clock_effects: bool = False) -> "FitResult":
+        clock_effects: bool = False, structure: str | None = None) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
@@ -108,6 +108,10 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     ``clock_effects``: an agent may behave differently when the clock runs: each model's capability
     gets a timed-minus-paused effect κ_m (identified by its paused episodes) and the latency model
     is fitted to timed decisions only (for data where the success-rate check flags the timed rows).
+    ``structure``: a name of :data:`.structures.STRUCTURES` (``base``, ``item_latency``,
+    ``clock_effects``, ``item_latency+clock_effects``: sets the two options above), or ``auto``: every
+    structure the data can tell apart is fitted and the simplest one that PSIS-LOO on the episodes'
+    outcomes and the timed decisions' latencies cannot beat is returned, with the comparison (:meth:`FitResult.structure_loo`).
     """
     from .build import build_model
 
@@ -122,6 +126,10 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         raise ValueError(f"item_latency=True needs latency_family='normal', got {latency_family!r}")
     if not (tune is None or tune == "auto" or (isinstance(tune, (int, np.integer)) and tune >= 0)):
         raise ValueError(f"tune must be a number of steps >= 0, None or 'auto', got {tune!r}")
+    if structure is not None:
+        options = dict(draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, latency_family=latency_family,
+                       tune=tune, sampler=sampler, per_row=per_row)
+        return _fit_structure(data, structure, item_latency or clock_effects, progress, options)
     episodes, steps = _as_frames(data)
     d = aggregate(episodes, steps, per_row=per_row, clock_effects=clock_effects)
     n_tune = draws if tune in (None, "auto") else int(tune)
@@ -170,6 +178,48 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
                      data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
                      tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
                      item_latency=bool(item_latency), clock_effects=bool(clock_effects))
+
+
+def _fit_structure(data, structure: str, flags: bool, progress: bool, options: dict) -> "FitResult":
+    """:func:`fit` with ``structure`` (a registry name or ``auto``) in place of the two flags."""
+    from .structures import STRUCTURES, choice_summary
+
+    if flags:
+        raise ValueError("give structure or item_latency / clock_effects, not both")
+    if structure in STRUCTURES:
+        return fit(data, progress=progress, **options, **STRUCTURES[structure])
+    if structure != "auto":
+        raise ValueError(f"structure must be 'auto' or one of {', '.join(map(repr, STRUCTURES))}, got {structure!r}")
+    if options["latency_family"] == "auto":
+        raise ValueError("structure='auto' needs a fixed latency family (choose it first with latency_family='auto')")
+    table, fits = compare_structures(data, progress=progress, **options)
+    res = fits[str(table.loc[table["chosen"], "structure"].iloc[0])]
+    res._structure_loo = table
+    if progress:
+        print(choice_summary(table), file=sys.stderr)
+    return res
+
+
+def compare_structures(data, structures=None, progress: bool = True, **fit_options):
+    """Fit every structure of ``structures`` (default: :func:`.structures.applicable_structures`) to
+    ``data`` with ``fit_options`` (:func:`fit`'s) and compare them by PSIS-LOO on the episodes'
+    outcomes and the timed decisions' latencies. Returns (the table of
+    :func:`.structures.structure_table`, {name: FitResult})."""
+    from .structures import STRUCTURES, applicable_structures, structure_table
+
+    episodes, steps = _as_frames(data)
+    family_name = fit_options.get("latency_family", "normal")
+    if structures is None:
+        structures = applicable_structures(aggregate(episodes, steps), family_name)
+    unknown = [s for s in structures if s not in STRUCTURES]
+    if unknown:
+        raise ValueError(f"unknown structure(s) {unknown}; choose from {', '.join(STRUCTURES)}")
+    fits = {}
+    for name in (s for s in STRUCTURES if s in structures):
+        if progress:
+            print(f"structure {name}: fitting...", file=sys.stderr)
+        fits[name] = fit((episodes, steps), progress=progress, **{**fit_options, **STRUCTURES[name]})
+    return structure_table(fits), fits
 
 
 def _clock_effect_notes(d: ModelData) -> list[str]:
@@ -242,6 +292,7 @@ class FitResult:
     sampler: str = "nutpie"
     _diag_table: pd.DataFrame | None = field(default=None, repr=False)
     _loo: pd.DataFrame | None = field(default=None, repr=False)
+    _structure_loo: pd.DataFrame | None = field(default=None, repr=False)
     episodes: pd.DataFrame | None = field(default=None, repr=False)  # the tidy frames it was fitted on
     steps: pd.DataFrame | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
@@ -437,9 +488,25 @@ class FitResult:
         """Normal vs Student-t latency comparison (LOO on log-latency order statistics), if computed."""
         return None if self._loo is None else self._loo.copy()
 
+    def structure_loo(self) -> pd.DataFrame | None:
+        """The structures compared by PSIS-LOO on the episodes' outcomes (``fit(structure="auto")``;
+        :func:`.structures.structure_table`), if computed."""
+        return None if self._structure_loo is None else self._structure_loo.copy()
+
+    def outcome_loo(self) -> pd.DataFrame:
+        """PSIS-LOO of the episodes' outcomes (:func:`.structures.outcome_loo`): per class of
+        identical episodes, one episode's elpd_loo, lpd and Pareto k, and the count ``n``; what
+        :func:`compare_structures` compares structures on."""
+        if "outcome_loo" not in self._cache:
+            from .structures import outcome_loo
+
+            self._cache["outcome_loo"] = outcome_loo(self.idata["posterior"], self._params, self.data)
+        return self._cache["outcome_loo"].copy()
+
     def to_dir(self, out) -> Path:
         """Write decomposition.csv, counterfactuals.csv, diagnostics.json and posterior.nc (and
-        latency_loo.csv when the latency family was chosen by LOO)."""
+        latency_loo.csv when the latency family was chosen by LOO, structure_loo.csv when the
+        structure was)."""
         from ..about import __version__
 
         out = Path(out)
@@ -454,6 +521,9 @@ class FitResult:
         if self._loo is not None:
             info["latency_loo"] = self._loo.to_dict(orient="records")
             self._loo.to_csv(out / "latency_loo.csv", index=False)
+        if self._structure_loo is not None:
+            info["structure_loo"] = self._structure_loo.to_dict(orient="records")
+            self._structure_loo.to_csv(out / "structure_loo.csv", index=False)
         (out / "diagnostics.json").write_text(json.dumps(_jsonable(info), indent=2) + "\n")
         self.idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")  # h5py is a dependency
         return out
@@ -479,19 +549,21 @@ class FitResult:
         _, table = diagnose(idata, [v for v in MAIN_PARAMS if v in idata["posterior"]])
         diag = {k: v for k, v in info.items() if k not in _RUN_KEYS}
         loo = pd.DataFrame(info["latency_loo"]) if "latency_loo" in info else None
+        structure_loo = pd.DataFrame(info["structure_loo"]) if "structure_loo" in info else None
         clock_effects = bool(info.get("clock_effects", False))
         return cls(idata=idata, data=aggregate(episodes, steps, clock_effects=clock_effects), diagnostics=diag,
                    seed=info["seed"],
                    ci_prob=info.get("ci_prob", info.get("interval")), data_hash=digest, latency_family=info["latency_family"],
                    n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
                    _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
-                   item_latency=bool(info.get("item_latency", False)), clock_effects=clock_effects)
+                   item_latency=bool(info.get("item_latency", False)), clock_effects=clock_effects,
+                   _structure_loo=structure_loo)
 
 
 #: keys of diagnostics.json that describe the run rather than the diagnostics
 _RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "item_latency", "clock_effects", "ci_prob",
              "rtanalysis_version",
-             "data_hash", "data", "latency_loo")
+             "data_hash", "data", "latency_loo", "structure_loo")
 
 
 def _jsonable(x):

@@ -6,8 +6,9 @@ is the gradient of the cumulative Jensen-Shannon distance between its weighted a
 with respect to log2 α: ``arviz_stats.psense``, with its threshold (0.05) and diagnosis rule
 (``psense_summary``).
 
-The likelihood is written as ``pm.Potential`` terms on aggregated tables (:mod:`.build`), so there is
-no pointwise log-likelihood: the per-draw *sum* of the potentials is the log-likelihood. That is
+The likelihood is written as ``pm.Potential`` terms on aggregated tables (:mod:`.build`), so the
+sampler has no pointwise log-likelihood (:mod:`.structures` recomputes one for the outcomes and the
+timed latencies, not the silences): the per-draw *sum* of the potentials is the log-likelihood. That is
 enough here, since power-scaling perturbs the likelihood as a whole (one weight per draw); it rules
 out only the per-observation selections ``priorsense`` offers. The log prior is the sum of the free
 variables' prior log-densities on the constrained scale (the parameters' own densities, what

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from ..metrics import DEFAULT_CI_PROB
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
-from ..model.cli import tune_arg
+from ..model.cli import check_structure_args, tune_arg
 from ..model.families import NAMES as FAMILY_NAMES
+from ..model.structures import STRUCTURES
 from .pipeline import run_report
 
 
@@ -51,6 +52,10 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
                    help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
                         "decisions only, for agents that think less when the clock runs (the success-rate check "
                         "flags the timed rows); needs paused runs of the same models")
+    p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
+                   help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
+                        "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
+                        "outcomes cannot beat (writes structure_loo.csv)")
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
     p.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
@@ -78,6 +83,7 @@ def _check_args(args) -> None:
         raise _cli_error("--draws and --chains must be positive")
     if not 0 < args.ci_prob < 1:
         raise _cli_error("--ci-prob (--interval) must be between 0 and 1")
+    check_structure_args(args)
 
 
 def _report(args, paths, fmt: str = "auto") -> dict:
@@ -87,7 +93,7 @@ def _report(args, paths, fmt: str = "auto") -> dict:
                           ci_prob=args.ci_prob, figures_dir=args.figures, fit_model=not args.no_fit,
                           progress=not args.quiet, format=fmt, tune=args.tune,
                           latency_family=args.latency_family, item_latency=args.item_latency,
-                          clock_effects=args.clock_effects)
+                          clock_effects=args.clock_effects, structure=args.structure)
     except ValueError as e:  # unreadable input or an unknown format: a user error, not a crash
         raise _cli_error(str(e)) from e
 

@@ -228,11 +228,14 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
 
 
 def loo_text(fit) -> str:
-    """The latency family's LOO choice, when the fit made one (``latency_family="auto"``)."""
-    from ..model.compare import choice_summary
+    """The latency family's and the structure's LOO choices, when the fit made them
+    (``latency_family="auto"``, ``structure="auto"``)."""
+    from ..model import compare, structures
 
     loo = fit.loo_compare() if hasattr(fit, "loo_compare") else None
-    return "" if loo is None or not len(loo) else " " + choice_summary(loo)
+    text = "" if loo is None or not len(loo) else " " + compare.choice_summary(loo)
+    chosen = fit.structure_loo() if hasattr(fit, "structure_loo") else None
+    return text + ("" if chosen is None else " " + structures.choice_summary(chosen))
 
 
 def check_blocks(ppc) -> list[dict]:

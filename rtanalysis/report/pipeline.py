@@ -100,11 +100,11 @@ def _data_hash(episodes, steps) -> str:
 def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
                figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto",
                tune: int | str | None = "auto", latency_family: str = "normal", item_latency: bool = False,
-               clock_effects: bool = False) -> dict:
+               clock_effects: bool = False, structure: str | None = None) -> dict:
     """Ingest ``paths``, compute metrics, fit the model (unless ``fit_model=False``), then
     :func:`write_report`. Raises ``ValueError`` for input that cannot be read. ``tune="auto"`` (the
     default here): a fit that fails the diagnostics gate is retried once with longer tuning.
-    ``latency_family``, ``item_latency``, ``clock_effects``: the model's options (:func:`rtanalysis.model.fit`), what the
+    ``latency_family``, ``item_latency``, ``clock_effects``, ``structure``: the model's options (:func:`rtanalysis.model.fit`), what the
     model checks advise when they flag the default structure."""
     from ..ingest import ingest
 
@@ -125,7 +125,7 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
         _log(progress, f"fitting the model ({chains} chains × {draws} draws, seed {seed})")
         fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
                      tune=tune, latency_family=latency_family, item_latency=item_latency,
-                     clock_effects=clock_effects)
+                     clock_effects=clock_effects, structure=structure)
         fit.to_dir(out)
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))

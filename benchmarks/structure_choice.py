@@ -1,0 +1,111 @@
+"""How often PSIS-LOO (``fit(structure="auto")``, :mod:`rtanalysis.model.structures`) picks the
+structure that generated the data: every misspecification preset (3 models × 2 task types, 60
+episodes per cell), labelled and unlabelled, several replicates. ``difficulty_latency`` (hard items
+are slow) is generated with item time intensities, ``clock_adaptive`` (the agent thinks less under the
+wall clock) with a timed capability effect; the others break other assumptions and have neither, so
+the base structure is the right answer there.
+
+Run:   .venv/bin/python benchmarks/structure_choice.py run --reps 3 --out benchmarks/results/structure_choice.csv
+       .venv/bin/python benchmarks/structure_choice.py summary --out benchmarks/results/structure_choice.csv
+``run`` appends one row per structure per fit set (resumable), with the chosen fit's 90 % interval
+coverage and MAE of p_capable, p_timely, p_success and share_timing against the preset's truth;
+``summary`` prints the choice counts and those scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
+
+import pandas as pd  # noqa: E402
+from _results import done_runs  # noqa: E402
+
+#: the structure each preset was generated with (the others: base)
+GENERATED = {"difficulty_latency": "item_latency", "clock_adaptive": "clock_effects"}
+
+
+def run(args) -> None:
+    from rtanalysis.model.calibrate import score_fit
+    from rtanalysis.model.fit import compare_structures
+    from rtanalysis.simulate import simulate
+    from rtanalysis.simulate.presets import MISSPEC_PRESETS
+
+    presets = args.presets or list(MISSPEC_PRESETS)
+    done = done_runs(args.out, ["preset", "labelled", "rep"])
+    for r in range(args.reps):
+        for preset in presets:
+            for labelled in (True, False):
+                if (preset, labelled, r) in done:
+                    continue
+                t = time.time()
+                sim = simulate(preset, seed=args.seed + r, labelled=labelled)
+                table, fits = compare_structures(sim.load(), progress=False, draws=args.draws, chains=args.chains,
+                                                 seed=args.seed + r, tune=args.tune, ci_prob=0.9)
+                # the chosen fit's 90 % interval coverage and MAE of the decomposition (what structure="auto" reports)
+                chosen_fit = fits[table.loc[table["chosen"], "structure"].iloc[0]]
+                scores = score_fit(chosen_fit.decomposition(), sim.truth)
+                for q, g in scores.groupby("quantity"):
+                    table[f"{q}_coverage"] = g["covered"].mean()
+                    table[f"{q}_mae"] = g["abs_error"].mean()
+                table.insert(0, "preset", preset)
+                table.insert(1, "labelled", labelled)
+                table.insert(2, "rep", r)
+                table.insert(3, "generated", GENERATED.get(preset, "base"))
+                table["seconds"] = round(time.time() - t, 1)
+                table.to_csv(args.out, mode="a", header=not os.path.exists(args.out), index=False)
+                chosen = table.loc[table["chosen"], "structure"].iloc[0]
+                print(f"{time.strftime('%H:%M:%S')} {preset} labelled={labelled} rep={r} {table['seconds'].iloc[0]}s "
+                      f"chosen {chosen} (generated {GENERATED.get(preset, 'base')})", file=sys.stderr, flush=True)
+
+
+def summary(args) -> pd.DataFrame:
+    s = pd.read_csv(args.out)
+    chosen = s[s["chosen"]]
+    # the margin of the generating structure: elpd below the best (0 when it is the best)
+    gen = s[s["structure"] == s["generated"]][["preset", "labelled", "rep", "elpd_diff", "se_diff"]]
+    out = (chosen.assign(right=chosen["structure"] == chosen["generated"])
+           .groupby(["preset", "generated", "labelled"], sort=False)
+           .agg(fits=("rep", "size"), right=("right", "sum"), chosen=("structure", lambda x: ", ".join(sorted(set(x)))),
+                max_pareto_k=("max_pareto_k", "max"), all_ok=("diagnostics_ok", "all"), seconds=("seconds", "mean"))
+           .reset_index())
+    runner_up = (s[~s["chosen"]].groupby(["preset", "labelled", "rep"])[["elpd_diff", "se_diff"]]
+                 .apply(lambda g: g.sort_values("elpd_diff").iloc[0]).reset_index())
+    print(out.to_string(index=False))
+    print("\nthe generating structure's elpd below the best (0: it is the best):")
+    print(gen.round(1).to_string(index=False))
+    print("\nthe closest structure not chosen, per fit set (elpd_diff, se_diff):")
+    print(runner_up.round(1).to_string(index=False))
+    cols = [c for c in chosen.columns if c.endswith("_coverage") or c.endswith("_mae")]
+    if cols:
+        print("\nthe chosen fit's 90 % interval coverage and MAE, mean over fit sets:")
+        print(chosen.groupby(["preset", "labelled"], sort=False)[cols].mean().round(3).to_string())
+    right, total = int(out["right"].sum()), int(out["fits"].sum())
+    print(f"\ngenerating structure chosen in {right} of {total} fit sets")
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--reps", type=int, default=3)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--draws", type=int, default=500)
+    r.add_argument("--chains", type=int, default=4)
+    r.add_argument("--tune", default="auto", type=lambda x: x if x == "auto" else int(x))
+    r.add_argument("--presets", nargs="*")
+    r.add_argument("--out", required=True)
+    r.set_defaults(func=run)
+    s = sub.add_parser("summary")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=summary)
+    args = p.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
