@@ -84,7 +84,14 @@ def summary(args) -> pd.DataFrame:
         print("\nthe chosen fit's 90 % interval coverage and MAE, mean over fit sets:")
         print(chosen.groupby(["preset", "labelled"], sort=False)[cols].mean().round(3).to_string())
     right, total = int(out["right"].sum()), int(out["fits"].sum())
-    print(f"\ngenerating structure chosen in {right} of {total} fit sets")
+    best = s.loc[s.groupby(["preset", "labelled", "rep"])["elpd_loo"].idxmax()]
+    n_best = int((best["structure"] == best["generated"]).sum())
+    print(f"\ngenerating structure chosen in {right} of {total} fit sets; best elpd (converged or not) in {n_best}")
+    wrong = chosen[chosen["structure"] != chosen["generated"]]
+    if len(wrong):
+        print("chosen otherwise:\n" + wrong[["preset", "labelled", "rep", "structure", "generated"]].to_string(index=False))
+        failed = s[~s["diagnostics_ok"]][["preset", "labelled", "rep", "structure"]]
+        print("fits that failed the gate (after the automatic retry):\n" + failed.to_string(index=False))
     return out
 
 

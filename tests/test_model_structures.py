@@ -115,6 +115,24 @@ def test_the_simplest_structure_within_the_noise_is_chosen():
     assert choose_structure(t) == "item_latency"
 
 
+def test_the_summary_says_when_the_best_structure_did_not_converge():
+    from rtanalysis.model.structures import choice_summary
+
+    t = pd.DataFrame({"structure": list(STRUCTURES), "elpd_loo": [-1700.0, -1300.0, -1705.0, -1313.0],
+                      "se_diff": [30.0, 0.0, 30.0, 3.6], "diagnostics_ok": [True, False, True, True],
+                      "n_high_k": 0, "n_episodes": 720, "n_decisions": 1332})
+    t["elpd_diff"] = t["elpd_loo"].max() - t["elpd_loo"]
+    t["chosen"] = t["structure"] == choose_structure(t)
+    text = choice_summary(t)
+    assert text.startswith("The model structure (item_latency+clock_effects) was chosen by PSIS-LOO on the "
+                           "episodes' outcomes and the timed decisions' latencies"), text
+    assert "not chosen: item_latency." in text and "The best elpd was item_latency's" in text
+    t["diagnostics_ok"] = False
+    t["chosen"] = t["structure"] == choose_structure(t)
+    assert t.loc[t["chosen"], "structure"].item() == "item_latency"
+    assert "No structure's fit passed the diagnostics gate" in choice_summary(t)
+
+
 def test_structure_arguments_are_checked(tmp_path, capsys):
     from rtanalysis.cli import main
     from rtanalysis.model import fit

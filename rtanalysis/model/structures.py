@@ -242,6 +242,10 @@ def choice_summary(table: pd.DataFrame) -> str:
                  "rerun with more tuning and draws before relying on it.")
     elif failed:
         text += f" Fits that failed the diagnostics gate were not chosen: {', '.join(failed)}."
+        best = str(t["elpd_loo"].idxmax())
+        if best in failed and t.loc[chosen, "elpd_diff"] > max(MIN_ELPD_DIFF, SE_MULTIPLIER * t.loc[chosen, "se_diff"]):
+            text += (f" The best elpd was {best}'s, clearly ahead of the chosen one, but its fit did not converge: "
+                     f"rerun with more tuning and draws (--tune, --draws) to compare {best} properly.")
     high = int(t.loc[chosen, "n_high_k"])
     if high:
         n = int(t.loc[chosen, "n_episodes"] + t.loc[chosen, "n_decisions"])
