@@ -71,3 +71,18 @@ def test_item_latency_recovers_the_decomposition_where_hard_items_are_slow():
     posterior = flags[flags["kind"] == "posterior"].set_index("family")
     assert "latency_by_item" not in posterior.index  # its permutation null is not this model's
     assert not posterior.loc[["latency_body", "latency_tail", "latency_by_correctness"], "flagged"].any(), posterior
+
+
+@pytest.mark.parametrize("preset, expected", [("difficulty_latency", True), ("speed_accuracy", False)])
+def test_item_time_intensities_are_centred_where_the_items_differ(preset, expected):
+    """The centred form for τ_i where the items' latencies dominate its prior: every item of
+    ``difficulty_latency`` (log-latency +0.8 per logit of item difficulty, item SD 0.8: items differ by
+    far more than their sampling noise), none of ``speed_accuracy`` (items differ in nothing but
+    noise), whose centred τ made a funnel as sd_item_lat → 0."""
+    from rtanalysis.model.build import item_latency_decisions, item_latency_dominated
+
+    lr = simulate(preset, seed=0, labelled=False).load()
+    d = aggregate(lr.episodes, lr.steps)
+    per_item = item_latency_decisions(d)
+    assert len(per_item) == 24 and (per_item >= 20).all()
+    assert (item_latency_dominated(d, per_item) == expected).all()

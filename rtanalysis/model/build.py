@@ -215,6 +215,40 @@ def item_latency_decisions(d: ModelData) -> np.ndarray:
                        minlength=len(d.items))
 
 
+def item_latency_dominated(d: ModelData, per_item: np.ndarray) -> np.ndarray:
+    """Per item: do its latencies dominate the prior of its time intensity, n_i·τ̂_k² ≥ σ̂_k²? τ̂_k² is
+    the moment estimate of the items' spread in task type k (the variance of the items' mean
+    log-latency residuals from their cells' means, less its sampling part σ̂²/n_i), σ̂_k² the pooled
+    within-cell variance. Where it holds the centred form samples well; where the items hardly differ
+    (τ̂ ≈ 0) the centred form is a funnel as sd_item_lat → 0: on data generated without time
+    intensities, 37 of 42 item-latency fits failed the diagnostics gate after the retry (sd_item_lat
+    R-hat 1.14, bulk ESS 21; benchmarks/results/structure_choice.csv), so they are non-centred there.
+    The choice of parameterisation only, not of the model."""
+    LI, L = d.latency_item, d.latency
+    keep_li, keep_l = _latency_item_keep(d), informative_cells(L)
+    n_c, s1_c = L["n"].to_numpy(float), L["s1"].to_numpy(float)
+    mean_c = np.divide(s1_c, n_c, out=np.zeros_like(s1_c), where=n_c > 0)
+    cell = LI["cell"].to_numpy()
+    resid = np.bincount(LI["i"], weights=(LI["s1"].to_numpy(float) - LI["n"].to_numpy(float) * mean_c[cell]) * keep_li,
+                        minlength=len(d.items))
+    has = per_item > 0
+    r = np.divide(resid, per_item, out=np.zeros_like(resid), where=has)
+    # within-cell variance per task type, pooled over informative cells
+    ss = (L["s2"].to_numpy(float) - np.divide(s1_c**2, n_c, out=np.zeros_like(s1_c), where=n_c > 0)) * keep_l
+    n_types = len(d.task_types)
+    k_c = L["k"].to_numpy()
+    var_w = (np.bincount(k_c, weights=ss, minlength=n_types)
+             / np.maximum(np.bincount(k_c, weights=np.maximum(n_c - 1, 0) * keep_l, minlength=n_types), 1))
+    dominated = np.zeros(len(d.items), dtype=bool)
+    for k in range(n_types):
+        in_k = has & (d.item_type == k)
+        if in_k.sum() < 2:
+            continue
+        spread = max(float(np.var(r[in_k], ddof=1) - np.mean(var_w[k] / per_item[in_k])), 0.0)
+        dominated[in_k] = per_item[in_k] * spread >= var_w[k]
+    return dominated
+
+
 def has_item_latency_data(d: ModelData) -> bool:
     """Some item has informative latencies: item time intensities can be fitted."""
     return bool((item_latency_decisions(d) > 0).any())
@@ -234,7 +268,7 @@ def _item_time_intensity(d: ModelData, mu, log_sigma):
     if not (per_item > 0).any():
         return None
     LI = d.latency_item
-    centred = (per_item >= ITEM_LAT_CENTRED_MIN_DECISIONS).astype(float)
+    centred = ((per_item >= ITEM_LAT_CENTRED_MIN_DECISIONS) & item_latency_dominated(d, per_item)).astype(float)
     tau = _nested_item_effects(d, "lat", centred)
     keep = _latency_item_keep(d)
     cell = _data("li_cell", LI["cell"], "int64")
