@@ -33,10 +33,7 @@ def add_cli(subparsers) -> None:
                    help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
                         "decisions only, for agents that think less when the clock runs (the success-rate check "
                         "flags the timed rows); needs paused runs of the same models")
-    p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
-                   help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
-                        "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
-                        "outcomes cannot beat (writes structure_loo.csv)")
+    add_structure_argument(p)
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"),
                    help="NUTS implementation (numpyro needs the bench extra: jax, numpyro)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -55,6 +52,14 @@ def add_cli(subparsers) -> None:
     c.add_argument("--ci-prob", "--interval", dest="ci_prob", type=float, default=0.9)
     c.add_argument("--unlabelled", action="store_true")
     c.set_defaults(func=_calibrate)
+
+
+def add_structure_argument(p) -> None:
+    """--structure, shared by ``fit`` and ``report``."""
+    p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
+                   help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
+                        "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
+                        "outcomes and the timed decisions' latencies cannot beat (writes structure_loo.csv)")
 
 
 def check_structure_args(args) -> None:

@@ -489,8 +489,8 @@ class FitResult:
         return None if self._loo is None else self._loo.copy()
 
     def structure_loo(self) -> pd.DataFrame | None:
-        """The structures compared by PSIS-LOO on the episodes' outcomes (``fit(structure="auto")``;
-        :func:`.structures.structure_table`), if computed."""
+        """The structures compared by PSIS-LOO on the episodes' outcomes and the timed decisions'
+        latencies (``fit(structure="auto")``; :func:`.structures.structure_table`), if computed."""
         return None if self._structure_loo is None else self._structure_loo.copy()
 
     def outcome_loo(self) -> pd.DataFrame:

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from ..metrics import DEFAULT_CI_PROB
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
-from ..model.cli import check_structure_args, tune_arg
+from ..model.cli import add_structure_argument, check_structure_args, tune_arg
 from ..model.families import NAMES as FAMILY_NAMES
-from ..model.structures import STRUCTURES
 from .pipeline import run_report
 
 
@@ -52,10 +51,7 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
                    help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
                         "decisions only, for agents that think less when the clock runs (the success-rate check "
                         "flags the timed rows); needs paused runs of the same models")
-    p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
-                   help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
-                        "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
-                        "outcomes cannot beat (writes structure_loo.csv)")
+    add_structure_argument(p)
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
     p.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
