@@ -80,11 +80,13 @@ class Stages:
         self.rows: dict[str, tuple[float, float]] = {}
 
     def run(self, name: str, fn, *args, **kwargs):
+        start = _status_mib("VmRSS") or 0.0  # resident before the stage: what its peak adds to
         _reset_peak()
         t0 = time.perf_counter()
         out = fn(*args, **kwargs)
         self.rows[name] = (time.perf_counter() - t0, _peak_mib())
-        print(f"  {name:<18} {self.rows[name][0]:8.1f} s {self.rows[name][1]:8.0f} MiB", file=sys.stderr, flush=True)
+        print(f"  {name:<18} {self.rows[name][0]:8.1f} s {self.rows[name][1]:8.0f} MiB (resident before "
+              f"{start:.0f} MiB)", file=sys.stderr, flush=True)
         return out
 
 
@@ -106,13 +108,15 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     from rtanalysis.report import write_report
     from rtanalysis.scale import aggregate_dataset
     from rtanalysis.scale.dataset import write_dataset
+    from rtanalysis.schema import COMMAND_KEY_DTYPE
     from rtanalysis.simulate import simulate
 
     sim = simulate("leaderboard60", seed=0, tasks=tasks, seeds=seeds)
     logs = sim.write(work / "logs")["episodes"]
     del sim
     st = Stages()
-    lr, metrics = st.run("ingest", ingest, [str(logs)], work / "out")
+    # the command line's tables (rtanalysis report loads with key_dtype=COMMAND_KEY_DTYPE)
+    lr, metrics = st.run("ingest", ingest, [str(logs)], work / "out", key_dtype=COMMAND_KEY_DTYPE)
     st.run("aggregate_pandas", aggregate, lr.episodes, lr.steps)
     write_dataset(lr, work / "ds")
     st.run("aggregate_duckdb", aggregate_dataset, work / "ds")
@@ -206,6 +210,7 @@ def build_dataset(data: Path, decisions: int) -> Path:
     """Simulated leaderboard60 logs (pieces of ~1.4M decisions, distinct run ids) ingested as a
     dataset on one Dask worker, part by part; reused when ``data`` already holds it."""
     from rtanalysis.scale.distributed import ingest_distributed, local_client
+    from rtanalysis.schema import COMMAND_KEY_DTYPE
     from rtanalysis.simulate import simulate
 
     ds = data / "dataset"

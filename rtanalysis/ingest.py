@@ -13,6 +13,7 @@ import orjson
 
 from .adapters import load
 from .load import LoadResult
+from .load.arrow import write_parquet
 from .metrics import compute_all, write_metrics
 from .scale.dataset import is_dataset
 
@@ -30,8 +31,8 @@ def write_tables(result: LoadResult, out_dir: str | Path, dataset: bool = False)
         paths = [write_dataset(result, out)]
     else:
         paths = [out / "episodes.parquet", out / "steps.parquet"]
-        result.episodes.to_parquet(paths[0], index=False)
-        result.steps.to_parquet(paths[1], index=False)
+        write_parquet(result.episodes, paths[0])
+        write_parquet(result.steps, paths[1])
     paths += write_quarantine_and_counts(result.quarantine, result.summary(), out)
     return paths
 
@@ -48,18 +49,20 @@ def write_quarantine_and_counts(quarantine, summary: dict, out: Path) -> list[Pa
 
 
 def ingest(paths, out_dir: str | Path, format: str = "auto", progress: bool | None = None,
-           dataset: bool = False, **options):
+           dataset: bool = False, key_dtype: str = "str", **options):
     """Load ``paths``, write the tables and the metrics into ``out_dir``; return (result, metrics).
 
+    ``key_dtype``: how the returned tables hold their text keys (:func:`rtanalysis.load`); the files
+    written are the same either way.
     ``paths`` may be a dataset directory (``ingest --dataset``): it is read back, not re-validated.
     ``dataset=True`` writes the tables as a partitioned Parquet dataset."""
     write = True
     if is_dataset(paths):
         src = Path(paths[0] if isinstance(paths, (list, tuple)) else paths)
-        result = load(src)
+        result = load(src, key_dtype=key_dtype)
         write = src.resolve() != Path(out_dir).resolve()  # a dataset read into its own folder stays as it is
     else:
-        result = load(paths, format=format, progress=progress, **options)
+        result = load(paths, format=format, progress=progress, key_dtype=key_dtype, **options)
     if write:
         write_tables(result, out_dir, dataset=dataset)
     tables = compute_all(result.episodes, result.steps)

@@ -8,6 +8,7 @@ from .adapters import FORMATS
 from .adapters.cli import add_cli_options, options_from_args
 from .errors import UsageError
 from .ingest import ingest
+from .schema import COMMAND_KEY_DTYPE
 
 
 def add_cli(sub) -> None:
@@ -40,7 +41,7 @@ def run(args) -> int:
         if args.workers is not None or args.scheduler is not None:
             return _run_distributed(args, options)
         result, _ = ingest(args.paths, args.out, format=args.format, progress=args.progress,
-                           dataset=args.dataset, **options)
+                           dataset=args.dataset, key_dtype=COMMAND_KEY_DTYPE, **options)
     except ValueError as e:
         raise UsageError(str(e)) from e
     return _report(result, args.out)

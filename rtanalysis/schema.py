@@ -66,6 +66,28 @@ STEP_COLUMNS: dict[str, str] = {
     "outcome": "str",
 }
 
+#: text columns repeated over many rows: with ``key_dtype="category"`` (what the command line uses)
+#: the loader stores them as pandas categoricals (codes into the sorted distinct values), 1–4 bytes a
+#: row instead of the text; every function of the package accepts either dtype.
+STEP_KEY_COLUMNS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "outcome")
+EPISODE_KEY_COLUMNS = ("run_id", "model", "task", "task_type", "clock", "time_unit", "failure_type", "source_file")
+KEY_DTYPES = ("str", "category")
+#: what the command line (`ingest`, `fit`, `report`) loads with: its tables never reach a user's session
+#: and the files it writes hold text either way
+COMMAND_KEY_DTYPE = "category"
+
+
+def with_key_dtype(columns: dict[str, str], key_dtype: str) -> dict[str, str]:
+    """The contract ``columns`` (:data:`EPISODE_COLUMNS` or :data:`STEP_COLUMNS`) with its key
+    columns stored as ``key_dtype``: ``"str"`` (the default) or ``"category"``."""
+    if key_dtype not in KEY_DTYPES:
+        raise ValueError(f"key_dtype must be one of {', '.join(KEY_DTYPES)}, not {key_dtype!r}")
+    if key_dtype == "str":
+        return columns
+    keys = STEP_KEY_COLUMNS if columns is STEP_COLUMNS else EPISODE_KEY_COLUMNS
+    return {name: ("category" if name in keys else dtype) for name, dtype in columns.items()}
+
+
 QUARANTINE_COLUMNS: dict[str, str] = {
     "file": "str",
     "line": "int64",
@@ -114,6 +136,10 @@ def _cast(col: pd.Series, dtype: str, name: str) -> pd.Series:
         return col.astype("int64")
     if dtype == "float64":
         return pd.to_numeric(col, errors="raise").astype("float64")
+    if dtype == "category":  # categories sorted, as the loader builds them
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            return col
+        return _cast(col, "str", name).astype("category")
     if dtype == "str":
         return col.astype("str") if not col.isna().any() else col.astype(pd.StringDtype(na_value=float("nan")))
     return col.astype(dtype)

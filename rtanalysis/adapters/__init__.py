@@ -127,18 +127,22 @@ def to_rtlog(paths, out, format: str = "auto", **options) -> LoadResult:
     return result
 
 
-def load(paths, format: str = "auto", _sink: EpisodeSink | None = None, **options) -> LoadResult:
+def load(paths, format: str = "auto", key_dtype: str = "str", _sink: EpisodeSink | None = None,
+         **options) -> LoadResult:
     """Load logs of any supported format into the tidy ``episodes``/``steps``/``quarantine`` tables.
 
     ``paths``: a path, a list of paths (formats may be mixed; everything shares one sink, so the
     result holds them all), or a DataFrame (with ``format='table'``). ``format``: ``"auto"``
     (detected per path) or a name in :data:`FORMATS`. ``options`` go to the readers that take them
     (``model``, ``success_rule``, ``mapping``, ...); an option no reader in the call takes is an error.
+    ``key_dtype``: ``"str"`` (the default) or ``"category"``: the text keys repeated over rows (run,
+    episode, model, task, type, clock, unit, outcome; :data:`rtanalysis.schema.STEP_KEY_COLUMNS`) as
+    pandas categoricals, about 2.5× less memory for the steps table (what the command line uses).
     """
     if format != "auto" and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; known formats: {known_formats()}")
     if _sink is None and is_dataset(paths):  # written by `rtanalysis ingest --dataset`: read back as it is
-        return read_dataset(paths[0] if isinstance(paths, (list, tuple)) else paths)
+        return read_dataset(paths[0] if isinstance(paths, (list, tuple)) else paths, key_dtype=key_dtype)
     if isinstance(paths, (str, os.PathLike, pd.DataFrame)):
         paths = [paths]
     groups: dict[str, list] = {}
@@ -157,7 +161,7 @@ def load(paths, format: str = "auto", _sink: EpisodeSink | None = None, **option
     if unknown:
         accepted = "; ".join(f"{n}: {', '.join(FORMATS[n].options) or '(none)'}" for n in groups)
         raise ValueError(f"option(s) {', '.join(unknown)} not taken by the format(s) read here ({accepted})")
-    sink = _sink if _sink is not None else EpisodeSink()
+    sink = _sink if _sink is not None else EpisodeSink(key_dtype)
     for name, items in groups.items():
         fmt = FORMATS[name]
         fmt.read(items, sink, **{k: v for k, v in options.items() if k in fmt.options})

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow import _POOL, _TEXT_ARROW, _text
+from .arrow import _POOL, _TEXT_ARROW, _category, _text
 
 #: decision outcomes and episode failure types as small integer codes until the text column is built
 _OUTCOMES = ("unknown", "ok", "late", "early", "wrong", "silent")
@@ -58,14 +58,15 @@ _OUTCOME_TEXT = pa.array(_OUTCOMES, type=_TEXT_ARROW)
 _FAILURE_TEXT = pa.array(_FAILURES, type=_TEXT_ARROW)
 
 
-def _timing_columns(t: dict) -> dict:
+def _timing_columns(t: dict, categorical: bool = False) -> dict:
     unknown = ~t["known"]
     return {
         "on_time": pd.arrays.BooleanArray(t["on_time"], unknown),
         "too_early": pd.arrays.BooleanArray(t["too_early"], unknown.copy()),
         "too_late": pd.arrays.BooleanArray(t["too_late"], unknown.copy()),
         "no_action": t["no_action"],
-        "outcome": _text(pc.take(_OUTCOME_TEXT, pa.array(t["outcome"]), memory_pool=_POOL)),
+        "outcome": (_category(_OUTCOME_TEXT, t["outcome"]) if categorical
+                    else _text(pc.take(_OUTCOME_TEXT, pa.array(t["outcome"]), memory_pool=_POOL))),
     }
 
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import schema
-from .arrow import _F64, _POOL, _TEXT_ARROW, _text
+from .arrow import _F64, _POOL, _TEXT_ARROW, _category, _text
 from .decisions import _failure_types, _fallback_by_run, _per_episode_sum, _timing, _timing_columns
 from .memory import TRIM_MIN_DECISIONS, release_freed_memory
 from .result import LoadResult
@@ -89,7 +89,11 @@ class EpisodeSink:
     Python objects, so memory is about 60 bytes per decision and does not depend on the file count.
     """
 
-    def __init__(self):
+    def __init__(self, key_dtype: str = "str"):
+        """``key_dtype``: how the tables store their repeated text keys, ``"str"`` or ``"category"``
+        (:func:`rtanalysis.schema.with_key_dtype`)."""
+        schema.with_key_dtype(schema.STEP_COLUMNS, key_dtype)  # an unknown name is an error here
+        self._key_dtype = key_dtype
         self._ep_rows: list[tuple] = []
         self._conditions: list[dict | None] = []
         self._chunks: list[dict] = []
@@ -256,13 +260,13 @@ class EpisodeSink:
         paused = pc.equal(ep["clock"], "paused").to_numpy(zero_copy_only=False)
         timing = _timing(cols["latency"], cols["window_open"], cols["window_close"], paused[ep_index],
                          cols["valid_at_exec"], cols["fallback"], cols["correct_at_obs"])
-        steps = _step_frame(cols, timing, ep, ep_index)
+        steps = _step_frame(cols, timing, ep, ep_index, self._key_dtype)
         fb_true = cols["fallback"] == 1
         ep["n_fallback"] = _per_episode_sum(fb_true, ep_index, n_ep)
         ep["failure_type"] = _failure_types(timing, cols["correct_at_obs"], ep["success"], paused, ep_index)
         episodes = _episode_frame(ep, self._conditions)
         self._conditions = []
-        episodes = schema.conform(episodes, schema.EPISODE_COLUMNS)
+        episodes = schema.conform(episodes, schema.with_key_dtype(schema.EPISODE_COLUMNS, self._key_dtype))
         quarantine = schema.conform(
             pd.DataFrame(self._quarantine, columns=list(schema.QUARANTINE_COLUMNS)), schema.QUARANTINE_COLUMNS
         )
@@ -270,6 +274,7 @@ class EpisodeSink:
             [(p, *c) for p, c in self._files.items()], columns=["path", "n_read", "n_accepted", "n_quarantined"]
         ).astype({"path": "str", "n_read": "int64", "n_accepted": "int64", "n_quarantined": "int64"})
         if n_ep and len(steps) >= TRIM_MIN_DECISIONS:
+            del cols, timing, ep, ep_index, paused, fb_true  # what built the tables, freed before the trim
             release_freed_memory()  # the decoded records' memory, freed: back to the OS, not kept resident
         return LoadResult(episodes=episodes, steps=steps, quarantine=quarantine, files=files)
 
@@ -408,16 +413,19 @@ def _episode_frame(ep: dict, conditions: list[dict | None]) -> pd.DataFrame:
     return pd.DataFrame(data, index=pd.RangeIndex(len(ep["n_steps"])))
 
 
-def _step_frame(cols: dict, timing: dict, ep: dict, ep_index: np.ndarray) -> pd.DataFrame:
+def _step_frame(cols: dict, timing: dict, ep: dict, ep_index: np.ndarray, key_dtype: str) -> pd.DataFrame:
     """The steps table, built once in its final column order and dtypes (no conform copies)."""
+    contract = schema.with_key_dtype(schema.STEP_COLUMNS, key_dtype)
+    categorical = key_dtype == "category"
     n = len(ep_index)
-    idx = pa.array(ep_index)
     out: dict[str, object] = {}
     for k in schema.STEP_EPISODE_KEYS:
         if k == "seed":
             out[k] = pd.arrays.IntegerArray(ep["seed"][ep_index], ep["seed_na"][ep_index])
+        elif categorical:  # codes per decision: no repeated text
+            out[k] = _category(ep[k], ep_index)
         else:  # Arrow take: no per-row Python strings
-            out[k] = _text(pc.take(ep[k], idx, memory_pool=_POOL))
+            out[k] = _text(pc.take(ep[k], pa.array(ep_index), memory_pool=_POOL))
     starts = np.cumsum(ep["n_steps"]) - ep["n_steps"]
     out["step"] = np.arange(n, dtype=np.int64) - starts[ep_index]
     for k in ("t_obs", "t_act", "latency", "window_open", "window_close"):
@@ -427,11 +435,11 @@ def _step_frame(cols: dict, timing: dict, ep: dict, ep_index: np.ndarray) -> pd.
         out[k] = _boolean(cols[k])
     out["tokens"] = pd.arrays.IntegerArray(cols["tokens"], cols["tokens_na"])
     out["reward"] = cols["reward"]
-    out.update(_timing_columns(timing))
+    out.update(_timing_columns(timing, categorical))
     frame = pd.DataFrame(out, index=pd.RangeIndex(n), copy=False)  # the arrays are this frame's own
-    if list(frame.columns) != list(schema.STEP_COLUMNS) or [str(d) for d in frame.dtypes] != list(
-            schema.STEP_COLUMNS.values()):  # the contract changed: conform (slower, same result)
-        frame = schema.conform(frame, schema.STEP_COLUMNS, extra=False)
+    if list(frame.columns) != list(contract) or [str(d) for d in frame.dtypes] != list(
+            contract.values()):  # the contract changed: conform (slower, same result)
+        frame = schema.conform(frame, contract, extra=False)
     return frame
 
 

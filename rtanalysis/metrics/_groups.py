@@ -15,6 +15,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..load.keys import episode_rows
+
 DEFAULT_BY = ("model", "task_type", "clock")
 
 
@@ -96,7 +98,7 @@ def _rows(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
     key = (id(steps), id(episodes))
     if cache is not None and key in cache:
         return cache[key][2]
-    rows = _episode_index(episodes).get_indexer(_step_index(steps))
+    rows = episode_rows(steps, episodes)
     if cache is not None:
         cache[key] = (steps, episodes, rows)  # the frames are held, so their ids stay theirs
     return rows
@@ -119,14 +121,6 @@ def steps_of(steps: pd.DataFrame, episodes: pd.DataFrame, columns=None) -> pd.Da
     if cache is not None:
         cache[(id(out), id(episodes))] = (out, episodes, rows[keep])
     return out
-
-
-def _episode_index(episodes: pd.DataFrame) -> pd.MultiIndex:
-    return pd.MultiIndex.from_arrays([episodes["run_id"].astype(str), episodes["episode_id"].astype(str)])
-
-
-def _step_index(steps: pd.DataFrame) -> pd.MultiIndex:
-    return pd.MultiIndex.from_arrays([steps["run_id"].astype(str), steps["episode_id"].astype(str)])
 
 
 def episode_row(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:

@@ -132,15 +132,15 @@ def latency_ecdf(episodes: pd.DataFrame, steps: pd.DataFrame, by=None,
     gid, lat, rel = gid[acted], lat[acted], rel[acted]
     order = np.lexsort((lat, gid))
     gid, lat, rel = gid[order], lat[order], rel[order]
-    frame = pd.DataFrame({"g": gid, "lat": lat, "rel": rel})
+    frame = pd.DataFrame({"g": gid, "lat": lat, "rel": rel}, copy=False)  # fresh arrays: no consolidated copy
     by_g = frame.groupby("g")
-    ecdf = by_g["lat"].rank(method="max").to_numpy() / by_g["lat"].transform("size").to_numpy() if len(frame) else lat
+    size = by_g["lat"].transform("size").to_numpy() if len(frame) else lat
+    ecdf = by_g["lat"].rank(method="max").to_numpy() / size if len(frame) else lat
     n_rel = by_g["rel"].transform("count").to_numpy() if len(frame) else rel
     rank_rel = by_g["rel"].rank(method="max").to_numpy() if len(frame) else rel
     columns = {"latency": lat, "ecdf": ecdf, "latency_rel": rel, "ecdf_rel": safe_div(rank_rel, n_rel)}
     if max_points is not None and len(frame):
-        keep = _evenly_ranked(by_g["lat"].cumcount().to_numpy(), by_g["lat"].transform("size").to_numpy(),
-                              max_points)
+        keep = _evenly_ranked(by_g["lat"].cumcount().to_numpy(), size, max_points)
         has_rel = ~np.isnan(rel)
         # the position in relative-latency order (ties broken by row order, like cumcount)
         pos_rel = by_g["rel"].rank(method="first").to_numpy() - 1

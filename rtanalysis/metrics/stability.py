@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..load.keys import value_codes
 from ._groups import episode_row, group_counts, make_groups, resolve_by, safe_div, steps_of
 from .intervals import DEFAULT_CI_PROB, proportion_interval
 
@@ -27,9 +28,9 @@ def _risk_spans(episodes: pd.DataFrame, steps: pd.DataFrame) -> tuple[np.ndarray
     it does not fail while at risk) and the step where an unknown outcome censors it (-1 = none)."""
     n_ep = len(episodes)
     rows = episode_row(steps, episodes) if len(steps) else np.zeros(0, dtype=np.int64)
-    outcome = steps["outcome"].to_numpy(dtype=object)
-    first_fail = _first_step(steps, rows, np.isin(outcome, FAILED_OUTCOMES), n_ep)
-    first_unknown = _first_step(steps, rows, outcome == "unknown", n_ep)
+    outcome = value_codes(steps["outcome"], (*FAILED_OUTCOMES, "unknown"))
+    first_fail = _first_step(steps, rows, (outcome >= 0) & (outcome < len(FAILED_OUTCOMES)), n_ep)
+    first_unknown = _first_step(steps, rows, outcome == len(FAILED_OUTCOMES), n_ep)
     # one past the last decision index (robust to a caller passing a filtered steps frame)
     n_steps = np.zeros(n_ep, dtype=np.int64)
     if len(rows):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..load.keys import value_codes
 from ..schema import OUTCOMES
 from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
 from .intervals import DEFAULT_CI_PROB, proportion_interval
@@ -40,17 +41,18 @@ def decision_validity(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, ci_p
     cols = resolve_by(by, episodes)
     groups = make_groups(episodes, cols)
     gid = groups.step_gid(steps, episodes)
-    outcome = steps["outcome"].to_numpy(dtype=object)
+    outcome = value_codes(steps["outcome"], OUTCOMES)  # positions in OUTCOMES, -1 for anything else
     correct = steps["correct_at_obs"].fillna(False).to_numpy(dtype=bool)
-    correct_known_timing = correct & np.isin(outcome, ("ok", "late", "early"))
+    correct_known_timing = correct & np.isin(outcome, [OUTCOMES.index(o) for o in ("ok", "late", "early")])
 
     n_dec = group_counts(gid, groups.n)
     n_cor = group_counts(gid, groups.n, correct_known_timing)
     parts = []
     for measure in OUTCOMES:
-        parts.append((measure, group_counts(gid, groups.n, outcome == measure), n_dec, DENOMINATORS["outcome"]))
+        parts.append((measure, group_counts(gid, groups.n, outcome == OUTCOMES.index(measure)), n_dec,
+                      DENOMINATORS["outcome"]))
     for measure, counted in CORRECT_MEASURES.items():
-        hit = correct_known_timing & np.isin(outcome, counted)
+        hit = correct_known_timing & np.isin(outcome, [OUTCOMES.index(o) for o in counted])
         parts.append((measure, group_counts(gid, groups.n, hit), n_cor, DENOMINATORS["correct"]))
 
     gids = np.tile(np.arange(groups.n), len(parts))

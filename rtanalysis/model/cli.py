@@ -90,6 +90,7 @@ def tune_arg(text: str):
 def _fit(args) -> int:
     from ..adapters import load
     from ..errors import NoDataError, UsageError
+    from ..schema import COMMAND_KEY_DTYPE
     from .fit import fit
 
     if args.draws < 1 or args.chains < 1:
@@ -97,7 +98,7 @@ def _fit(args) -> int:
     if not 0 < args.ci_prob < 1:
         raise UsageError(f"--ci-prob must be in (0, 1), got {args.ci_prob}")
     check_structure_args(args)
-    lr = load(args.paths)
+    lr = load(args.paths, key_dtype=COMMAND_KEY_DTYPE)
     if len(lr.episodes) == 0:
         raise NoDataError(f"no usable episodes in {' '.join(args.paths)} ({lr.n_quarantined} quarantined)")
     if not args.quiet:

@@ -174,7 +174,7 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -
     blocks.append({"kind": "p", "text": source})
     blocks.append({"kind": "list", "items": [content.headline_sentence(r, clock, posterior)
                                              for r in head.to_dict("records")]})
-    missing = sorted(set(ep["model"]) - set(head["model"]))
+    missing = sorted(set(ep["model"].unique()) - set(head["model"]))  # distinct values: not one per episode
     if missing:
         blocks.append({"kind": "p", "text": "Not run under the " + content.CLOCK_WORDS.get(clock, clock)
                        + " clock: " + ", ".join(f"**{m_}**" for m_ in missing) + "."})

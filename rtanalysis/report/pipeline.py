@@ -15,6 +15,7 @@ import orjson
 from .. import plots, tables
 from ..metrics import DEFAULT_CI_PROB, compute_all, write_metrics
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
+from ..schema import COMMAND_KEY_DTYPE
 from .document import TITLE, report_blocks, report_tables
 from .template import to_html, to_markdown
 
@@ -111,7 +112,7 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
     started = time.time()
     out = Path(out_dir)
     _log(progress, f"ingesting {', '.join(str(p) for p in paths)}")
-    load_result, metrics = ingest(paths, out, format=format)
+    load_result, metrics = ingest(paths, out, format=format, key_dtype=COMMAND_KEY_DTYPE)
     _log(progress, str(load_result))
     if load_result.n_accepted == 0:
         raise ValueError("no episode could be read from the given paths; see quarantine.jsonl in the output folder")

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from .. import schema
 from ..load import LoadResult
+from ..load.arrow import text_schema
 
 MARK = "dataset.json"
 LAYOUT = "rtanalysis-dataset/1"
@@ -76,12 +77,14 @@ def _write_by_model(frame: pd.DataFrame, root, table: str, part: int) -> None:
     t = pa.Table.from_pandas(frame, preserve_index=False)
     t = t.append_column("_part", pa.array(np.full(len(t), part, dtype=np.int32)))
     t = t.append_column("_row", pa.array(np.arange(len(t), dtype=np.int64)))
+    # categorical keys are written as text, one model's rows at a time (files keep the text contract)
+    text = text_schema(frame).append(t.schema.field("_part")).append(t.schema.field("_row"))
     enc = pc.dictionary_encode(t["model"]).combine_chunks()
     codes = enc.indices.to_numpy(zero_copy_only=False)
     for j, model in enumerate(enc.dictionary.to_pylist()):
         path = part_file(root, table, model, part)
         path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(t.filter(pa.array(codes == j)), path)
+        pq.write_table(t.filter(pa.array(codes == j)).cast(text), path)
 
 
 def write_meta(root, n_parts: int, extra_columns: dict[str, str]) -> Path:
@@ -171,14 +174,15 @@ def read_files(root) -> pd.DataFrame:
     return frame.astype({"path": "str", "n_read": "int64", "n_accepted": "int64", "n_quarantined": "int64"})
 
 
-def read_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> LoadResult:
+def read_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT, key_dtype: str = "str") -> LoadResult:
     """The :class:`LoadResult` a dataset holds: the same tables, in the same row order and dtypes,
-    as loading the original logs (all of it in memory: for the report; the model's aggregates
-    need not, see :func:`rtanalysis.scale.aggregate_dataset`)."""
+    as loading the original logs with the same ``key_dtype`` (all of it in memory: for the report;
+    the model's aggregates need not, see :func:`rtanalysis.scale.aggregate_dataset`)."""
     root = Path(root)
     meta = read_meta(root)
     extra = {c: ("str" if d in ("str", "string") else d) for c, d in meta.get("episode_extra_columns", {}).items()}
     with connect(memory_limit) as con:
-        episodes = _read_table(con, root, "episodes", {**schema.EPISODE_COLUMNS, **extra})
-        steps = _read_table(con, root, "steps", schema.STEP_COLUMNS)
+        episodes = _read_table(con, root, "episodes",
+                               {**schema.with_key_dtype(schema.EPISODE_COLUMNS, key_dtype), **extra})
+        steps = _read_table(con, root, "steps", schema.with_key_dtype(schema.STEP_COLUMNS, key_dtype))
     return LoadResult(episodes=episodes, steps=steps, quarantine=read_quarantine(root), files=read_files(root))

@@ -1,0 +1,115 @@
+"""``key_dtype="category"`` (what the command line loads with): the same tables with the repeated text
+keys as pandas categoricals, and the same numbers from every layer that reads them."""
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rtanalysis import load, schema
+from rtanalysis.ingest import ingest
+from rtanalysis.load.keys import episode_rows
+from rtanalysis.metrics import compute_all
+from rtanalysis.model.data import aggregate
+from rtanalysis.model.fit import data_hash
+from rtanalysis.scale import read_dataset
+from rtanalysis.simulate import simulate
+from tests.test_scale_dataset import assert_model_data_equal
+
+REAL = "tests/data/real"
+# inspect-ai's own deprecation notices (tenacity, pandas 3.1), not ours
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter:DeprecationWarning",
+                                        "ignore:The inplace keyword")
+
+
+def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its categorical columns as ``str`` (what ``key_dtype="str"`` gives)."""
+    return frame.astype({c: "str" for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """A simulated log with unlabelled decisions, silences and several clocks, loaded both ways."""
+    logs = simulate("mixed", seed=5, tasks=3, seeds=2).write(tmp_path_factory.mktemp("logs"))["episodes"]
+    return load(logs), load(logs, key_dtype="category"), logs
+
+
+def test_categorical_tables_equal_the_text_ones_with_sorted_observed_categories(both):
+    text, cat, _ = both
+    assert dict(cat.episodes.dtypes.astype(str)) == {
+        **dict(text.episodes.dtypes.astype(str)), **dict.fromkeys(schema.EPISODE_KEY_COLUMNS, "category")}
+    assert [str(d) for d in cat.steps.dtypes] == list(
+        schema.with_key_dtype(schema.STEP_COLUMNS, "category").values())
+    for table in ("episodes", "steps"):
+        a, b = getattr(text, table), getattr(cat, table)
+        pd.testing.assert_frame_equal(as_text(b), a, obj=table)
+        for c in b.columns:
+            if isinstance(b[c].dtype, pd.CategoricalDtype):  # only values present, in text order
+                assert list(b[c].cat.categories) == sorted(a[c].dropna().unique()), (table, c)
+    assert cat.steps["episode_id"].cat.codes.dtype == np.int16  # 1–4 bytes a decision, not the text
+    pd.testing.assert_frame_equal(cat.quarantine, text.quarantine)
+
+
+def test_every_layer_gives_the_same_numbers_from_either_dtype(both):
+    text, cat, _ = both
+    for name, a in compute_all(text.episodes, text.steps).items():
+        pd.testing.assert_frame_equal(as_text(compute_all(cat.episodes, cat.steps)[name]), as_text(a), obj=name)
+    assert_model_data_equal(aggregate(text.episodes, text.steps), aggregate(cat.episodes, cat.steps))
+    assert data_hash(cat.episodes, cat.steps) == data_hash(text.episodes, text.steps)
+
+
+@pytest.mark.parametrize("fixture", ["inspect", "realtimegym", "response_slots"])
+def test_real_harness_logs_load_the_same_either_way(fixture):
+    path = f"{REAL}/{fixture}/slots.csv" if fixture == "response_slots" else f"{REAL}/{fixture}"
+    text, cat = load(path), load(path, key_dtype="category")
+    assert len(text.steps) > 0
+    pd.testing.assert_frame_equal(as_text(cat.episodes), text.episodes)
+    pd.testing.assert_frame_equal(as_text(cat.steps), text.steps)
+
+
+def test_files_hold_text_whatever_the_key_dtype(tmp_path, monkeypatch):
+    """Parquet written from categorical tables (in chunks of rows) reads back exactly as from text."""
+    import pyarrow.parquet as pq
+
+    arrow = importlib.import_module("rtanalysis.load.arrow")  # `rtanalysis.load` is also a function
+
+    monkeypatch.setattr(arrow, "PARQUET_CHUNK_ROWS", 100)  # several chunks
+    logs = simulate("mixed", seed=5, tasks=3, seeds=2).write(tmp_path / "logs")["episodes"]
+    ingest([str(logs)], tmp_path / "text")
+    lr, _ = ingest([str(logs)], tmp_path / "cat", key_dtype="category")
+    assert isinstance(lr.steps["model"].dtype, pd.CategoricalDtype)
+    for table in ("episodes", "steps"):
+        a, b = tmp_path / "text" / f"{table}.parquet", tmp_path / "cat" / f"{table}.parquet"
+        assert pq.read_schema(a) == pq.read_schema(b)
+        assert pq.read_metadata(b).num_row_groups > 1
+        pd.testing.assert_frame_equal(pd.read_parquet(b), pd.read_parquet(a))
+
+
+def test_dataset_reads_back_with_either_key_dtype(tmp_path, both):
+    text, cat, logs = both
+    ingest([str(logs)], tmp_path / "ds", dataset=True, key_dtype="category")
+    for kd, ref in (("str", text), ("category", cat)):
+        back = read_dataset(tmp_path / "ds", key_dtype=kd)
+        pd.testing.assert_frame_equal(back.episodes, ref.episodes, obj=f"episodes {kd}")
+        pd.testing.assert_frame_equal(back.steps, ref.steps, obj=f"steps {kd}")
+
+
+def test_episode_rows_match_on_both_keys_and_miss_what_is_absent(both):
+    for lr in both[:2]:
+        rows = episode_rows(lr.steps, lr.episodes)
+        ep = lr.episodes.iloc[rows]
+        assert (ep["run_id"].astype(str).to_numpy() == lr.steps["run_id"].astype(str).to_numpy()).all()
+        assert (ep["episode_id"].astype(str).to_numpy() == lr.steps["episode_id"].astype(str).to_numpy()).all()
+        # a subset of episodes, shuffled: decisions of the others get -1, the rest their new row
+        sub = lr.episodes.iloc[::-3]
+        got = episode_rows(lr.steps, sub)
+        expect = pd.MultiIndex.from_arrays([sub["run_id"].astype(str), sub["episode_id"].astype(str)]).get_indexer(
+            pd.MultiIndex.from_arrays([lr.steps["run_id"].astype(str), lr.steps["episode_id"].astype(str)]))
+        np.testing.assert_array_equal(got, expect)
+        assert (got == -1).any() and (got >= 0).any()
+
+
+def test_an_unknown_key_dtype_is_an_error_naming_the_choices():
+    with pytest.raises(ValueError, match="key_dtype must be one of str, category"):
+        load(f"{REAL}/inspect", key_dtype="categorical")
