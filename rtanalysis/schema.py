@@ -84,6 +84,8 @@ def with_key_dtype(columns: dict[str, str], key_dtype: str) -> dict[str, str]:
         raise ValueError(f"key_dtype must be one of {', '.join(KEY_DTYPES)}, not {key_dtype!r}")
     if key_dtype == "str":
         return columns
+    if columns is not STEP_COLUMNS and columns is not EPISODE_COLUMNS:
+        raise ValueError("with_key_dtype takes schema.EPISODE_COLUMNS or schema.STEP_COLUMNS")
     keys = STEP_KEY_COLUMNS if columns is STEP_COLUMNS else EPISODE_KEY_COLUMNS
     return {name: ("category" if name in keys else dtype) for name, dtype in columns.items()}
 

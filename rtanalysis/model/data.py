@@ -263,8 +263,9 @@ def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFr
     # the acted rows taken column by column (no frame of every decision), as fresh arrays the frame
     # keeps without a consolidated copy
     i64 = lambda a: a[acted].astype(np.int64, copy=False)  # noqa: E731
+    lat = lat[acted]
     return pd.DataFrame({"m": i64(m), "k": i64(k), "u": i64(u), "i": i64(S["item"]), "x": loglat[acted],
-                         "lat": lat[acted], "at_close": at_close(lat[acted], S["close"][acted])}, copy=False)
+                         "lat": lat, "at_close": at_close(lat, S["close"][acted])}, copy=False)
 
 
 #: a latency cell with fewer distinct acted latencies than this, and repeats among them, says nothing
@@ -299,17 +300,24 @@ def at_close(lat: np.ndarray, close: np.ndarray) -> np.ndarray:
         return (close > 0) & (np.abs(lat - close) <= 1e-9 * np.abs(close))
 
 
+def _cell_code(m, k, u, k_width: int, u_width: int) -> np.ndarray:
+    """One int64 code per (m, k, u) cell, ordered as (m, k, u); computed in place, so one array of
+    every decision is allocated, not one per operation."""
+    code = np.asarray(m).astype(np.int64)
+    code *= k_width
+    code += k
+    code *= u_width
+    code += u
+    return code
+
+
 def _cell_max(cell: tuple, values: np.ndarray) -> np.ndarray:
     """Per decision, the largest non-NaN of ``values`` over its (m, k, u) cell (NaN when none): a
     group-by's transform("max") on integer cell codes, without a frame of every decision."""
     m, k, u = cell
     if not len(m):
         return np.zeros(0)
-    code = m.astype(np.int64)  # in place from here: one array of every decision, not one per step
-    code *= int(k.max()) + 1
-    code += k
-    code *= int(u.max()) + 1
-    code += u
+    code = _cell_code(m, k, u, int(k.max()) + 1, int(u.max()) + 1)
     top = np.full(int(code.max()) + 1, -np.inf)
     have = ~np.isnan(values)
     np.maximum.at(top, code[have], values[have])
@@ -358,13 +366,7 @@ def _per_cell_counts(obs: pd.DataFrame, latency: pd.DataFrame) -> pd.DataFrame:
     and those at the window close (``nc``); 0 for a cell without acted decisions. One sort of the
     decisions by (cell, latency) instead of a group-by's ``nunique`` (a third of the memory)."""
     width = [int(max(obs[c].to_numpy().max(initial=0), latency[c].to_numpy().max(initial=0))) + 1 for c in ("k", "u")]
-
-    def code(f):
-        out = f["m"].to_numpy(np.int64) * width[0]  # in place from here: one array of every decision
-        out += f["k"].to_numpy()
-        out *= width[1]
-        out += f["u"].to_numpy()
-        return out
+    code = lambda f: _cell_code(*(f[c].to_numpy() for c in ("m", "k", "u")), *width)  # noqa: E731
 
     c, lat = code(obs), obs["lat"].to_numpy()
     order = np.lexsort((lat, c))
