@@ -73,7 +73,15 @@ def make_groups(episodes: pd.DataFrame, cols: list[str]) -> Groups:
     first = np.full(gid.max() + 1 if n else 0, -1, dtype=np.int64)
     first[gid[::-1]] = np.arange(n)[::-1]  # first episode of each group
     keys = episodes[cols].iloc[first].reset_index(drop=True)
-    return Groups(cols, keys, gid)
+    return Groups(cols, plain_values(keys), gid)
+
+
+def plain_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its categorical columns as their values' dtype (text for the loader's keys): a
+    table's key columns are plain whatever the frames held (``key_dtype="category"``), since the
+    map, sort and assignment of categoricals do not behave as on text."""
+    cats = {c: frame[c].cat.categories.dtype for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)}
+    return frame.astype(cats) if cats else frame
 
 
 #: (id(steps), id(episodes)) -> (steps, episodes, rows) inside :func:`shared_episode_rows`, else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
+from ._groups import group_counts, make_groups, plain_values, resolve_by, safe_div, steps_of
 from .intervals import DEFAULT_CI_PROB, proportion_interval
 
 QUANTILES = {"p25": 0.25, "p50": 0.5, "p75": 0.75, "p90": 0.9, "p99": 0.99}
@@ -195,7 +195,7 @@ def success_by_latency(episodes: pd.DataFrame, steps: pd.DataFrame, by=None, edg
     out["successes"] = out["successes"].astype(np.int64)
     out["success_rate"] = safe_div(out["successes"], out["n"])
     out["success_rate_lo"], out["success_rate_hi"] = proportion_interval(out["successes"], out["n"], ci_prob, method)
-    return out.sort_values(cols + ["relative_latency"]).reset_index(drop=True)[out_cols]
+    return plain_values(out).sort_values(cols + ["relative_latency"]).reset_index(drop=True)[out_cols]
 
 
 __all__ = ["latency_summary", "latency_ecdf", "relative_latency", "positive_latency", "floored_log_latency",
