@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..load.memory import TRIM_MIN_DECISIONS, release_freed_memory
 from .data import MIN_DISTINCT_LATENCIES, ModelData, aggregate
 from .derived import QUANTITIES, Deriver, ParamDraws, param_draws, summarise
 from .sampler import sample_model
@@ -175,13 +174,10 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     if no_item_latency_data:
         diag["notes"].append("item_latency was asked for, but no item has informative latencies (task ids and "
                              "latencies that vary): fitted without item time intensities")
-    res = FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
-                    data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
-                    tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
-                    item_latency=bool(item_latency), clock_effects=bool(clock_effects))
-    if len(steps) >= TRIM_MIN_DECISIONS:  # the aggregation's and the hash's freed temporaries, back to the OS
-        release_freed_memory()
-    return res
+    return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
+                     data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
+                     tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
+                     item_latency=bool(item_latency), clock_effects=bool(clock_effects))
 
 
 def _fit_structure(data, structure: str, flags: bool, progress: bool, options: dict) -> "FitResult":

@@ -39,10 +39,8 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
     """The frames a fit result offers the figures, with intervals at ``ci_prob`` (default: the fit's)."""
     if fit is None:
         return {}
-    from ..load.memory import TRIM_MIN_DECISIONS, release_freed_memory
-
     kw = {} if ci_prob is None else {"ci_prob": ci_prob}
-    out = {
+    return {
         "diagnostics": dict(fit.diagnostics or {}),
         "decomposition": fit.decomposition(**kw),
         "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, **kw),
@@ -50,9 +48,6 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
         "ppc": fit.ppc(**kw),
         "posterior": fit.idata,
     }
-    if fit.steps is not None and len(fit.steps) >= TRIM_MIN_DECISIONS:
-        release_freed_memory()  # the draws' temporaries, freed: back to the OS before the figures
-    return out
 
 
 def figure_tables(episodes, steps, ci_prob: float = 0.95, metrics: dict | None = None) -> dict:
