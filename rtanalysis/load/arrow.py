@@ -7,6 +7,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .keys import code_dtype
+
 _F64 = pa.float64()
 # Arrow buffers come from the system allocator: builders (pa.array, take on text) grow their output
 # by realloc, which glibc does in place (mremap) while the default mimalloc pool copies, making large
@@ -42,12 +44,8 @@ def _category(values, rows: np.ndarray | None = None) -> pd.Categorical:
             renumber = np.cumsum(used) - 1
             codes = np.where(codes >= 0, renumber[np.maximum(codes, 0)], -1)
             categories = categories.filter(pa.array(used))
-    codes = codes.astype(_code_dtype(len(categories)), copy=False)
+    codes = codes.astype(code_dtype(len(categories) - 1), copy=False)
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(_text(categories)), ordered=False))
-
-
-def _code_dtype(n: int):
-    return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
 
 
 #: rows turned from codes into text at a time when a table with categorical keys is written
@@ -66,10 +64,10 @@ def write_parquet(frame: pd.DataFrame, path) -> None:
     categorical; categorical keys are turned into text a chunk of rows at a time (bounded memory)."""
     import pyarrow.parquet as pq
 
-    schema = text_schema(frame)
     if not any(isinstance(d, pd.CategoricalDtype) for d in frame.dtypes):
         frame.to_parquet(path, index=False)
         return
+    schema = text_schema(frame)
     with pq.ParquetWriter(path, schema) as writer:
         for start in range(0, len(frame), PARQUET_CHUNK_ROWS):
             chunk = frame.iloc[start:start + PARQUET_CHUNK_ROWS]

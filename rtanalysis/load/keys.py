@@ -12,6 +12,11 @@ import pandas as pd
 EPISODE_KEY = ("run_id", "episode_id")
 
 
+def code_dtype(top: int) -> type:
+    """The smallest signed integer type that holds codes from -1 (missing) to ``top``."""
+    return np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64
+
+
 def key_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes of ``values`` (-1 for missing) and the distinct values they index; a
     categorical column's own codes, so no text is copied."""

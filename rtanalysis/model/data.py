@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..load import vocabulary
-from ..load.keys import episode_rows
+from ..load.keys import code_dtype, episode_rows
 from ..metrics.latency import floored_log_latency
 from ..schema import TIMED_CLOCKS
 
@@ -237,9 +237,8 @@ def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict
 
 
 def _compact(codes: np.ndarray) -> np.ndarray:
-    """Non-negative-or-(-1) integer codes in the smallest signed type that holds them."""
-    top = int(codes.max(initial=0))
-    return codes.astype(np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64)
+    """Integer codes (-1 for none) in the smallest signed type that holds them."""
+    return codes.astype(code_dtype(int(codes.max(initial=0))))
 
 
 def _episode_labels(e: pd.DataFrame, S: dict, n_types: int) -> tuple[np.ndarray, np.ndarray]:

@@ -79,7 +79,7 @@ def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, pre
                              item_lat=None) -> np.ndarray:
     """(S, model): P(the model has a no-answer mode | parameters, data), from the hurdle's two
     likelihoods (what :func:`.build.build_model` marginalises). Computed a block of draws at a time:
-    the (draws × censored groups) terms are ~0.8 GB at 4,000 draws and 10^6 episodes otherwise."""
+    several (draws × censored groups) arrays would be alive at once otherwise."""
     S, n_m = pi.shape
     C, E = d.censored, d.exposure
     with_mode = np.zeros((S, n_m))
