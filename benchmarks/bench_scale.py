@@ -130,8 +130,8 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     st.rows["sampling"] = (sampling, fit_peak)
     frames = st.run("derived", plots.fit_outputs, fit)
 
-    def figures():
-        for fig in plots.build_figures(lr.episodes, lr.steps, fit_frames=frames).values():
+    def figures():  # drawn as the report draws them: from its metrics tables, one figure at a time
+        for _, fig in plots.iter_figures(lr.episodes, lr.steps, fit_frames=frames, metrics=metrics):
             plt.close(fig)
 
     st.run("figures", figures)
@@ -170,8 +170,8 @@ def _ladder_table(results: dict) -> str:
     # the aggregates are computed again inside the fit (set-up) and the report stage draws the figures
     # again (as `rtanalysis report` does each once): counted there only
     whole = {n: sum(v[0] for k, v in results[n]["stages"].items() if k in WHOLE_REPORT) for n in names}
-    # the peak of the stages `rtanalysis report` runs (the alternatives measured apart can exceed it: the
-    # figures stage recomputes the metrics tables the report is handed)
+    # the peak of the stages `rtanalysis report` runs (the alternatives measured apart, such as the
+    # DuckDB aggregate, are not in it)
     peak = {n: max(v[1] for k, v in results[n]["stages"].items() if k in WHOLE_REPORT) for n in names}
     lines.append(f"{'whole report':<18}" + "".join(f"{whole[n]:10.1f}{peak[n]:11.0f}" for n in names))
     lines.append(f"{'episodes':<18}" + "".join(f"{results[n]['episodes']:>21,}" for n in names))

@@ -9,7 +9,7 @@ import pytest
 
 from rtanalysis import load, schema
 from rtanalysis.ingest import ingest
-from rtanalysis.load.keys import episode_rows
+from rtanalysis.load.keys import episode_rows, value_codes
 from rtanalysis.metrics import compute_all
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.fit import data_hash
@@ -109,6 +109,34 @@ def test_episode_rows_match_on_both_keys_and_miss_what_is_absent(both):
             pd.MultiIndex.from_arrays([lr.steps["run_id"].astype(str), lr.steps["episode_id"].astype(str)]))
         np.testing.assert_array_equal(got, expect)
         assert (got == -1).any() and (got >= 0).any()
+
+
+def test_latency_cells_split_as_a_sorted_group_by_from_either_dtype(both):
+    """The predictive checks' per-cell split (integer codes, one sort) against pandas' sorted group-by,
+    with keys missing on some decisions and categories not in text order."""
+    from rtanalysis.model.checks import LATENCY_CELL_KEYS, latency_cell_split, log_latency
+
+    text = both[0].steps.copy()
+    text.loc[text.index[::7], "task_type"] = None  # no cell: the group-by drops these decisions
+    shuffled = text.astype({"model": pd.CategoricalDtype(sorted(text["model"].unique())[::-1])})
+    x = log_latency(text)
+    keep = ~np.isnan(x) & (np.arange(len(x)) % 5 > 0)
+    frame = text.assign(x=x)[keep]
+    expect = {k: g["x"].to_numpy() for k, g in frame.groupby(list(LATENCY_CELL_KEYS), sort=True, dropna=True)}
+    assert len(expect) > 3
+    for steps in (text, text.astype({c: "category" for c in LATENCY_CELL_KEYS}), shuffled):
+        got = latency_cell_split(steps, keep, x)
+        assert list(got) == list(expect)  # sorted key order, as the group-by's
+        for key, values in expect.items():
+            np.testing.assert_array_equal(got[key][0], values)  # the decisions in their original order
+
+
+@pytest.mark.filterwarnings("error")  # pandas deprecates categoricals built from values outside their categories
+def test_value_codes_place_values_in_levels_and_others_at_minus_one():
+    values = pd.Series(["late", "other", None, "early", "late"], dtype="str")
+    for series in (values, values.astype("category"), values.astype(object)):
+        np.testing.assert_array_equal(value_codes(series, ("early", "late")), [1, -1, -1, 0, 1])
+    assert len(value_codes(values.iloc[:0].astype("category"), ("early",))) == 0
 
 
 def test_an_unknown_key_dtype_is_an_error_naming_the_choices():

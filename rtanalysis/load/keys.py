@@ -50,4 +50,9 @@ def episode_rows(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
 def value_codes(values: pd.Series, levels) -> np.ndarray:
     """Position of each of ``values`` in ``levels`` (-1 when missing or not among them), for text or
     categorical columns alike, without an array of Python strings (a categorical is only recoded)."""
-    return pd.Categorical(values, categories=list(levels)).codes
+    index = pd.Index(list(levels))
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes = values.cat.codes.to_numpy()
+        where = index.get_indexer(values.cat.categories)  # each category's position in levels
+        return np.where(codes >= 0, where[np.maximum(codes, 0)] if len(where) else -1, -1)
+    return index.get_indexer(values)

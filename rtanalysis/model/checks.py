@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..load.keys import code_dtype, key_codes
 from ..metrics.latency import floored_log_latency
 from ..schema import TIMED_CLOCKS
 from .derived import ParamDraws, capable_probability, param_draws
@@ -309,19 +310,28 @@ LATENCY_CELL_KEYS = ("model", "task_type", "time_unit")
 
 def latency_cell_split(st, mask: np.ndarray, *arrays: np.ndarray) -> dict:
     """``{(model, task_type, time_unit): (array[mask & cell] for each of arrays)}``, cells in sorted
-    key order (a sorted group-by's). Each key column is factorised once and the decisions sorted
-    once by their cell's code: a group-by of the steps frame takes every row of three text columns
-    (seconds at 10^6 episodes)."""
-    codes = np.zeros(len(st), dtype=np.int64)
-    levels = []
+    key order (a sorted group-by's). The decisions kept are sorted once by their cell's integer code
+    (a group-by of the steps frame takes every row of three text columns: seconds at 10^6 episodes);
+    categorical keys are used through their own codes, and the per-decision temporaries are the
+    kept decisions' positions and codes in the smallest integer types that hold them."""
+    columns, levels = [], []
     for col in LATENCY_CELL_KEYS:
-        c, uniq = pd.factorize(st[col], sort=True)
-        mask = mask & (c >= 0)  # a missing key is no cell (a group-by drops it too)
-        codes = codes * max(len(uniq), 1) + c  # lexicographic: the first key varies slowest
-        levels.append([str(u) for u in uniq])
+        codes, uniques = key_codes(st[col])
+        names = [str(u) for u in uniques]
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[np.argsort(names, kind="stable")] = np.arange(len(names))  # each value's place in sorted order
+        mask = mask & (codes >= 0)  # a missing key is no cell (a group-by drops it too)
+        columns.append((codes, rank))
+        levels.append(sorted(names))
     idx = np.flatnonzero(mask)
-    idx = idx[np.argsort(codes[idx], kind="stable")]
-    c = codes[idx]
+    idx = idx.astype(code_dtype(len(mask)), copy=False)
+    c = np.zeros(len(idx), dtype=code_dtype(int(np.prod([max(len(lv), 1) for lv in levels]))))
+    for (codes, rank), lv in zip(columns, levels):
+        c *= max(len(lv), 1)  # lexicographic: the first key varies slowest
+        c += rank.astype(c.dtype)[codes[idx]]
+    order = np.argsort(c, kind="stable")
+    idx, c = idx[order], c[order]
+    del order
     bounds = np.flatnonzero(np.diff(c)) + 1
     out = {}
     for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(c)]):

@@ -181,7 +181,11 @@ def _grouper(per_row: bool):
     """groupby over ``keys``, or (``per_row``) one group per row: the unaggregated baseline."""
     if per_row:
         return lambda f, keys: f.assign(_row=np.arange(len(f))).groupby(keys + ["_row"], as_index=False)
-    return lambda f, keys: f.groupby(keys, as_index=False)
+    return _by_keys
+
+
+def _by_keys(f: pd.DataFrame, keys: list) -> object:
+    return f.groupby(keys, as_index=False)
 
 
 def _check_episodes(episodes: pd.DataFrame) -> None:
@@ -260,10 +264,10 @@ def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFr
     m, k, u = S["cell"]
     loglat = floored_log_latency(lat, u)  # the one definition, shared with the checks and metrics
     # the acted rows taken column by column (no frame of every decision), as fresh arrays the frame
-    # keeps without a consolidated copy
-    i64 = lambda a: a[acted].astype(np.int64, copy=False)  # noqa: E731
+    # keeps without a consolidated copy; the codes stay in their compact types (the tables built from
+    # them are int64)
     lat = lat[acted]
-    return pd.DataFrame({"m": i64(m), "k": i64(k), "u": i64(u), "i": i64(S["item"]), "x": loglat[acted],
+    return pd.DataFrame({"m": m[acted], "k": k[acted], "u": u[acted], "i": S["item"][acted], "x": loglat[acted],
                          "lat": lat, "at_close": at_close(lat, S["close"][acted])}, copy=False)
 
 
@@ -328,9 +332,7 @@ def _cell_max(cell: tuple, values: np.ndarray) -> np.ndarray:
 def _latency_tables(S: dict, obs: pd.DataFrame, by):
     """(latency, censored, exposure) tables (see the module docstring)."""
     m, k, u = S["cell"]
-    x2 = obs.assign(x2=obs["x"] ** 2)
-    latency = (by(x2, ["m", "k", "u"]).agg(n=("x", "size"), s1=("x", "sum"), s2=("x2", "sum"))
-               .drop(columns="_row", errors="ignore"))
+    latency = _latency_sums(obs, by)
     close, acted, timed = S["close"], S["acted"], S["timed"]
     cens_sel = ~acted & timed & (close > 0) & ~np.isnan(close)
     # A silent decision tells us L > its censor point. That point is the window close, raised to the
@@ -358,6 +360,39 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
     censored["cell"] = cell_rows(cell_index, censored)
     return latency, censored, exposure, cell_index, cens_sel
+
+
+def _latency_sums(obs: pd.DataFrame, by) -> pd.DataFrame:
+    """Per (m, k, u) cell of the acted decisions: ``n``, ``s1`` (sum of log-latencies) and ``s2`` (of
+    their squares)."""
+    x = obs["x"].to_numpy()
+    sums = pd.DataFrame({"x": x, "x2": x ** 2}, copy=False)
+    agg = {"n": ("x", "size"), "s1": ("x", "sum"), "s2": ("x2", "sum")}
+    if by is not _by_keys:  # the unaggregated baseline (one row per decision)
+        keys = pd.DataFrame({c: obs[c].to_numpy().astype(np.int64) for c in ("m", "k", "u")})
+        return by(pd.concat([keys, sums], axis=1), ["m", "k", "u"]).agg(**agg).drop(columns="_row")
+    return group_by_codes({c: obs[c].to_numpy() for c in ("m", "k", "u")}, sums, agg)
+
+
+def group_by_codes(keys: dict, values: pd.DataFrame, agg: dict) -> pd.DataFrame:
+    """``values`` grouped by the integer key columns ``keys`` ({name: codes ≥ 0}, one per row) and
+    aggregated with ``agg`` (named aggregations): what ``groupby(list(keys), sort=True)`` gives, key
+    columns int64 first, but grouped on one integer code per row. A group-by of several key columns
+    holds a handful of per-row index arrays at once (hundreds of MiB at 10^6 episodes); the
+    aggregations are pandas' own, over the same rows in the same order."""
+    widths = [int(np.asarray(a).max(initial=0)) + 1 for a in keys.values()]
+    if np.prod(widths, dtype=float) >= 2.0**62:  # codes would overflow: group on the columns themselves
+        frame = pd.concat([pd.DataFrame({n: np.asarray(a, dtype=np.int64) for n, a in keys.items()}), values], axis=1)
+        return frame.groupby(list(keys), as_index=False, sort=True).agg(**agg)
+    code = np.zeros(len(values), dtype=np.int64)
+    for a, w in zip(keys.values(), widths):
+        code *= w
+        code += a
+    out = values.groupby(code, sort=True).agg(**agg)
+    rest, cols = out.index.to_numpy(np.int64), {}
+    for name, w in reversed(list(zip(keys, widths))):
+        rest, cols[name] = np.divmod(rest, w)
+    return pd.concat([pd.DataFrame({n: cols[n] for n in keys}), out.reset_index(drop=True)], axis=1)
 
 
 def _per_cell_counts(obs: pd.DataFrame, latency: pd.DataFrame) -> pd.DataFrame:
@@ -391,11 +426,13 @@ def latency_item_table(obs: pd.DataFrame, cell_index: dict) -> pd.DataFrame:
     """``latency_item``: per (m, k, u, i) with an item, ``n`` and ``s1`` of the acted decisions'
     log-latencies and the row of ``latency`` it refines (``cell``). The one rule for both paths
     (pandas and DuckDB hand it the same per-decision or pre-summed columns)."""
-    f = obs[obs["i"] >= 0]
-    if "n" not in f:
-        f = f.assign(n=1, s1=f["x"])
-    out = (f.groupby(["m", "k", "u", "i"], as_index=False, sort=True).agg(n=("n", "sum"), s1=("s1", "sum"))
-           .astype({"m": np.int64, "k": np.int64, "u": np.int64, "i": np.int64, "n": np.int64}))
+    has = obs["i"].to_numpy() >= 0
+    keys = {c: obs[c].to_numpy()[has] for c in ("m", "k", "u", "i")}
+    if "n" in obs:  # pre-summed per (m, k, u, i)
+        agg, values = {"n": ("n", "sum"), "s1": ("s1", "sum")}, obs.loc[has, ["n", "s1"]].reset_index(drop=True)
+    else:  # one row per acted decision
+        agg, values = {"n": ("x", "size"), "s1": ("x", "sum")}, pd.DataFrame({"x": obs["x"].to_numpy()[has]})
+    out = group_by_codes(keys, values, agg).astype({"n": np.int64})
     out["cell"] = cell_rows(cell_index, out)
     return out.reset_index(drop=True)
 
@@ -404,10 +441,12 @@ def _timed_misses(S: dict, e: pd.DataFrame) -> pd.DataFrame:
     """Per (m, k, clock, u): timed decisions ``n`` and logged misses ``miss`` (early, late, silent or
     fallback): what a row with uninformative latencies uses for its P(miss)."""
     sel = S["timed"]
-    f = pd.DataFrame({"m": S["cell"][0][sel].astype(np.int64), "k": S["cell"][1][sel].astype(np.int64),
-                      "u": S["cell"][2][sel].astype(np.int64),
-                      "clock": e["clock"].to_numpy()[S["ep"][sel]], "miss": S["miss"][sel].astype(np.int64)})
-    return f.groupby(["m", "k", "clock", "u"], as_index=False).agg(n=("miss", "size"), miss=("miss", "sum"))
+    clock_code, clocks = pd.factorize(e["clock"], sort=True)  # per episode; the clock names in sorted order
+    keys = {"m": S["cell"][0][sel], "k": S["cell"][1][sel], "clock": clock_code[S["ep"][sel]], "u": S["cell"][2][sel]}
+    out = group_by_codes(keys, pd.DataFrame({"miss": S["miss"][sel].astype(np.int64)}),
+                         {"n": ("miss", "size"), "miss": ("miss", "sum")})
+    out["clock"] = np.asarray(clocks, dtype=object)[out["clock"].to_numpy()]
+    return out
 
 
 def _log_ref(S: dict, obs: pd.DataFrame, cens_sel, units) -> pd.DataFrame:
@@ -445,12 +484,25 @@ def _success_tables(e: pd.DataFrame, by, clock_effects: bool = False):
 def _window_tables(S: dict):
     """Distinct windows of timed decisions and their counts per episode (no window = never misses)."""
     wsel = S["timed"] & ~np.isnan(S["close"])
-    w = pd.DataFrame({"ep": S["ep"][wsel], "u": S["cell"][2][wsel].astype(np.int64),
-                      "open": np.nan_to_num(S["open"][wsel], nan=0.0), "close": S["close"][wsel]})
-    windows = w[["u", "open", "close"]].drop_duplicates().sort_values(["u", "open", "close"]).reset_index(drop=True)
-    windows["wid"] = np.arange(len(windows))
-    w = w.merge(windows, on=["u", "open", "close"])
-    return windows, w.groupby(["ep", "wid"], as_index=False).size().rename(columns={"size": "count"})
+    # each decision's window as one integer code, (u, open, close) in sorted order (factorised floats:
+    # exact values, as a drop_duplicates / merge of the float columns matched them, without their frames)
+    parts = [(S["cell"][2][wsel], None), pd.factorize(np.nan_to_num(S["open"][wsel], nan=0.0), sort=True),
+             pd.factorize(S["close"][wsel], sort=True)]
+    code = np.zeros(int(wsel.sum()), dtype=np.int64)
+    for codes, uniques in parts:
+        code *= (int(codes.max(initial=0)) + 1) if uniques is None else max(len(uniques), 1)
+        code += codes
+    wid, window_codes = pd.factorize(code, sort=True)
+    del code
+    rest, cols = np.asarray(window_codes, dtype=np.int64), {}
+    for name, (codes, uniques) in reversed(list(zip(("u", "open", "close"), parts))):
+        width = (int(codes.max(initial=0)) + 1) if uniques is None else max(len(uniques), 1)
+        rest, j = np.divmod(rest, width)
+        cols[name] = j if uniques is None else np.asarray(uniques, dtype=float)[j]
+    windows = pd.DataFrame({"u": cols["u"], "open": cols["open"], "close": cols["close"], "wid": np.arange(len(rest))})
+    counts = group_by_codes({"ep": S["ep"][wsel], "wid": wid}, pd.DataFrame({"n": np.zeros(len(wid), dtype=np.int8)}),
+                            {"count": ("n", "size")})
+    return windows, counts
 
 
 def _item_types(e: pd.DataFrame, n_items: int) -> np.ndarray:

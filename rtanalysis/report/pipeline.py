@@ -4,6 +4,7 @@ fitted); the notebooks call it and share one fit through :func:`load_or_fit`."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 import sys
 import time
@@ -49,11 +50,15 @@ def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = 
     return result
 
 
-def _write_figures(figs: dict, out: Path, progress: bool) -> tuple[list[Path], dict]:
+def _write_figures(figs, out: Path, progress: bool) -> tuple[list[Path], dict]:
+    """Write and close each of ``figs`` (``(name, Figure)`` pairs) in turn, so one is held at a time."""
     written, figure_paths = [], {}
-    for name, fig in figs.items():
+    for name, fig in figs:
         written += plots.write_figure(fig, out / "figures" / name)
         plt.close(fig)
+        # a drawn figure keeps its raster, and figures are reference cycles: collect it before the next
+        del fig
+        gc.collect()
         figure_paths[name] = f"figures/{name}.png"
         _log(progress, f"  figure {name}")
     return written, figure_paths
@@ -72,7 +77,7 @@ def write_report(load_result, out_dir, fit=None, ci_prob: float = DEFAULT_CI_PRO
     metrics = metrics if metrics is not None else compute_all(ep, steps, ci_prob=ci_prob)
     frames = fit_frames if fit_frames is not None else plots.fit_outputs(fit, ci_prob)
     _log(progress, "drawing figures")
-    figs = plots.build_figures(ep, steps, fit_frames=frames, width=width, ci_prob=ci_prob, metrics=metrics)
+    figs = plots.iter_figures(ep, steps, fit_frames=frames, width=width, ci_prob=ci_prob, metrics=metrics)
     written, figure_paths = _write_figures(figs, out, progress)
     _log(progress, "writing tables")
     table_frames = report_tables(metrics, frames, fit, ci_prob)
