@@ -44,7 +44,13 @@ def episode_rows(steps: pd.DataFrame, episodes: pd.DataFrame) -> np.ndarray:
         ep_key = ep_key * width + (ep_codes + 1)
     candidates = np.flatnonzero(matchable)
     found = pd.Index(ep_key[candidates]).get_indexer(step_key)
-    return np.where(found >= 0, candidates[np.maximum(found, 0)], -1)
+    del step_key
+    # in place: a decision-length array of the answer and one of the lookup, not four
+    missing = found < 0
+    np.maximum(found, 0, out=found)
+    rows = candidates[found] if len(candidates) else np.zeros(len(found), dtype=np.int64)
+    rows[missing] = -1
+    return rows
 
 
 def value_codes(values: pd.Series, levels) -> np.ndarray:
