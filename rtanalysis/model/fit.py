@@ -131,6 +131,9 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
                        tune=tune, sampler=sampler, per_row=per_row)
         return _fit_structure(data, structure, item_latency or clock_effects, progress, options)
     episodes, steps = _as_frames(data)
+    # hashed first: its per-decision temporaries then add to the tables alone, not to the tables, the
+    # aggregates and the posterior (the fit's peak memory at 10^6 episodes was while hashing at the end)
+    digest = data_hash(episodes, steps)
     d = aggregate(episodes, steps, per_row=per_row, clock_effects=clock_effects)
     n_tune = draws if tune in (None, "auto") else int(tune)
     t0 = time.time()
@@ -175,7 +178,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         diag["notes"].append("item_latency was asked for, but no item has informative latencies (task ids and "
                              "latencies that vary): fitted without item time intensities")
     return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
-                     data_hash=data_hash(episodes, steps), latency_family=chosen, n_draws=draws, chains=chains,
+                     data_hash=digest, latency_family=chosen, n_draws=draws, chains=chains,
                      tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
                      item_latency=bool(item_latency), clock_effects=bool(clock_effects))
 
