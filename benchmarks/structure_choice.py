@@ -79,6 +79,14 @@ def summary(args) -> pd.DataFrame:
     print(gen.round(1).to_string(index=False))
     print("\nthe closest structure not chosen, per fit set (elpd_diff, se_diff):")
     print(runner_up.round(1).to_string(index=False))
+    if "elpd_silent" in s:  # what the silent decisions add: each structure's elpd on them above the base's
+        parts = s.pivot_table(index=["preset", "labelled", "rep"], columns="structure",
+                              values=["elpd_outcomes", "elpd_latency", "elpd_silent"])
+        lift = {part: parts[part].sub(parts[part]["base"], axis=0).drop(columns="base")
+                for part in ("elpd_outcomes", "elpd_latency", "elpd_silent")}
+        print("\neach structure's elpd above the base's, by part, mean over fit sets (silent decisions: "
+              f"{int(s['n_silent'].mean())} per fit set on average):")
+        print(pd.concat(lift, axis=1).groupby(level="preset", sort=False).mean().round(1).to_string())
     cols = [c for c in chosen.columns if c.endswith("_coverage") or c.endswith("_mae")]
     if cols:
         print("\nthe chosen fit's 90 % interval coverage and MAE, mean over fit sets:")

@@ -94,6 +94,37 @@ def test_latency_terms_add_up_to_the_models_latency_potentials(clock_effects):
         np.testing.assert_allclose(terms, potentials, rtol=1e-9)
 
 
+@pytest.mark.parametrize("family", ["normal", "t"])
+def test_silent_terms_add_up_to_the_models_silence_hurdle(family):
+    """At random points (with item time intensities where the family allows them): Σ over silent
+    decisions of the terms with the no-answer mode (P(mode) = 1) and without it (0), per model, plus the
+    acted decisions' log(1 − π_m) under the mode, mixed by the mode's prevalence, equals the model's
+    ``silence_hurdle`` potential; each censored group's term is one decision's."""
+    from rtanalysis.model.structures import SILENT_COLUMNS, silent_log_likelihood
+
+    lr = simulate("mixed", seed=5, tasks=6, seeds=4).load()
+    d = aggregate(lr.episodes, lr.steps)
+    item_latency = family == "normal"
+    model = build_model(d, family, item_latency=item_latency)
+    groups = d.censored[SILENT_COLUMNS]
+    count = d.censored["count"].to_numpy(float)
+    assert count.sum() > 30 and len(count) > 10 and (d.censored["i"] >= 0).any()
+    m, n_models = d.censored["m"].to_numpy(), len(d.models)
+    for seed in (1, 2, 3):
+        ds = _point_draws(model, seed)
+        p = param_draws(ds, d, seed=seed)
+        assert (p.item_lat is not None) == item_latency
+        pi = ds["silence"].values.reshape(1, -1)
+        branch = {mode: np.bincount(m, weights=silent_log_likelihood(p, groups, pi, np.full_like(pi, mode))[0] * count,
+                                    minlength=n_models) for mode in (1.0, 0.0)}
+        acted = np.bincount(d.exposure["m"], weights=d.exposure["n_acted"] * np.log1p(-pi[0, d.exposure["m"]]),
+                            minlength=n_models)
+        rho = float(ds["silence_prevalence"].values.ravel()[0])
+        hurdle = np.logaddexp(np.log(rho) + branch[1.0] + acted, np.log1p(-rho) + branch[0.0]).sum()
+        # PyTensor's normal log-survival and scipy's log_ndtr differ in the ninth digit far in the tail
+        np.testing.assert_allclose(hurdle, float(ds["silence_hurdle"].values.ravel()[0]), rtol=1e-8)
+
+
 def test_structures_applicable_to_the_data():
     """Clock effects need a model run paused and timed; item time intensities items with latencies."""
     both = simulate("clock_adaptive", seed=3, tasks=3, seeds=2, labelled=False).load()

@@ -59,7 +59,7 @@ def add_structure_argument(p) -> None:
     p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
                    help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
                         "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
-                        "outcomes and the timed decisions' latencies cannot beat (writes structure_loo.csv)")
+                        "outcomes, the timed decisions' latencies and the silent decisions cannot beat (writes structure_loo.csv)")
 
 
 def check_structure_args(args) -> None:

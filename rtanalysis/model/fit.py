@@ -111,7 +111,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     ``structure``: a name of :data:`.structures.STRUCTURES` (``base``, ``item_latency``,
     ``clock_effects``, ``item_latency+clock_effects``: sets the two options above), or ``auto``: every
     structure the data can tell apart is fitted and the simplest one that PSIS-LOO on the episodes'
-    outcomes and the timed decisions' latencies cannot beat is returned, with the comparison (:meth:`FitResult.structure_loo`).
+    outcomes, the timed decisions' latencies and the silent decisions cannot beat is returned, with the comparison (:meth:`FitResult.structure_loo`).
     """
     from .build import build_model
 
@@ -206,7 +206,7 @@ def _fit_structure(data, structure: str, flags: bool, progress: bool, options: d
 def compare_structures(data, structures=None, progress: bool = True, **fit_options):
     """Fit every structure of ``structures`` (default: :func:`.structures.applicable_structures`) to
     ``data`` with ``fit_options`` (:func:`fit`'s) and compare them by PSIS-LOO on the episodes'
-    outcomes and the timed decisions' latencies. Returns (the table of
+    outcomes, the timed decisions' latencies and the silent decisions. Returns (the table of
     :func:`.structures.structure_table`, {name: FitResult})."""
     from .structures import STRUCTURES, applicable_structures, structure_table
 
@@ -495,6 +495,15 @@ class FitResult:
         """The structures compared by PSIS-LOO on the episodes' outcomes and the timed decisions'
         latencies (``fit(structure="auto")``; :func:`.structures.structure_table`), if computed."""
         return None if self._structure_loo is None else self._structure_loo.copy()
+
+    def silent_loo(self) -> pd.DataFrame:
+        """PSIS-LOO of the silent decisions (:func:`.structures.silent_loo`): per group of
+        ``data.censored``, one decision's elpd_loo, lpd and Pareto k."""
+        if "silent_loo" not in self._cache:
+            from .structures import silent_loo
+
+            self._cache["silent_loo"] = silent_loo(self.idata["posterior"], self._params, self.data)
+        return self._cache["silent_loo"].copy()
 
     def outcome_loo(self) -> pd.DataFrame:
         """PSIS-LOO of the episodes' outcomes (:func:`.structures.outcome_loo`): per class of

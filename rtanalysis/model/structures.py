@@ -22,9 +22,19 @@ model, one pointwise log-likelihood term per observation:
   posteriors still learn from them, which a leave-one-out comparison allows). These sum to the
   ``latency_obs`` (+ ``latency_item_obs``) potentials on those decisions (a test checks it).
 
-Silent decisions (the censored latencies and the no-answer mode) are left out: their hurdle is the
-same in every structure. With the t or mixture family only the outcomes are compared (the latency
-family itself is chosen first, on the order statistics, by :mod:`.compare`).
+* **each silent decision** (:func:`silent_log_likelihood`, any latency family): under a timed
+  clock with a window, no action: log[π_m + (1 − π_m)·S(g | μ + τ_i, σ)] when the model has a
+  no-answer mode, log S(g | μ + τ_i, σ) when not (g its censor point, S the family's survival
+  function) — the censored half of the ``silence_hurdle`` potential. Item time intensities move S, so
+  silences tell the structures apart too. The mode indicator ties a model's silences together as the
+  always-fatal one ties a type's episodes; it is averaged out of the importance ratio in the same
+  way, with P(mode | θ, data) (:func:`.derived.silence_mode_probability`). Decisions alike in cell,
+  item and censor point share one PSIS run. The acted decisions' factor 1 − π_m under the mode is
+  left out: it is a function of π_m alone, the same in every structure.
+
+With the t or mixture family the acted latencies are not compared (their likelihood is on each cell's
+order statistics, not one term per decision; the latency family itself is chosen first, on the order
+statistics, by :mod:`.compare`): the outcomes and the silences are.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from scipy.special import expit, log_expit
 from .compare import MAX_RELIABLE_K, MIN_ELPD_DIFF, SE_MULTIPLIER, choose_simplest, loo_pointwise, weighted_se
 from .data import ModelData
 from .derived import ParamDraws
+from .families import at_model
 from .priors import LEAK
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -49,8 +60,11 @@ STRUCTURES: dict[str, dict] = {
     "item_latency+clock_effects": {"item_latency": True, "clock_effects": True},
 }
 #: the columns of :func:`structure_table`'s table (:func:`.fit.compare_structures`)
-STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes", "elpd_latency", "max_pareto_k",
-                         "n_high_k", "n_episodes", "n_decisions", "elpd_diff", "se_diff", "diagnostics_ok", "chosen"]
+STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes", "elpd_latency", "elpd_silent",
+                         "max_pareto_k", "n_high_k", "n_episodes", "n_decisions", "n_silent", "elpd_diff", "se_diff",
+                         "diagnostics_ok", "chosen"]
+#: the columns of ``ModelData.censored`` that fix a silent decision's term (whatever the structure)
+SILENT_COLUMNS = ["m", "k", "u", "i", "log_close"]
 #: the episode columns that fix an episode's outcome term (whatever the structure)
 CLASS_COLUMNS = ["m", "k", "i", "x", "timed", "M", "labelled", "capable", "y"]
 #: draws PSIS-LOO uses at most (evenly spaced): its Monte Carlo error is small by 1,000 draws (Vehtari
@@ -160,6 +174,42 @@ def latency_log_likelihood(p: ParamDraws, obs: pd.DataFrame) -> np.ndarray:
     return -np.log(p.sigma[:, u, m, k]) - 0.5 * LOG_2PI - 0.5 * z**2
 
 
+def silent_log_likelihood(p: ParamDraws, groups: pd.DataFrame, pi: np.ndarray, p_mode: np.ndarray) -> np.ndarray:
+    """(draws, groups) log-likelihood of one silent decision of each row of ``groups`` (columns
+    :data:`SILENT_COLUMNS`: cell, item, log censor point) at the draws ``p`` (its μ, σ, item time
+    intensities and latency family), with the mode indicator averaged out of the importance ratio:
+    ``pi`` (draws, models) the no-answer probabilities π_m as sampled (not zeroed by a drawn
+    indicator), ``p_mode`` (draws, models) P(mode | θ, data). With ``p_mode`` 1 (0) it is the term
+    with (without) the mode, log[π + (1 − π)·S(g)] (log S(g))."""
+    u, m, k, i = (groups[c].to_numpy(np.int64) for c in ("u", "m", "k", "i"))
+    fam = p.family
+    log_s = fam.logsf(groups["log_close"].to_numpy(float)[None, :], p.mu[:, u, m, k] + p.item_shift(i),
+                      p.sigma[:, u, m, k], **at_model(fam, p.shape, m))
+    with np.errstate(divide="ignore"):
+        with_mode = np.logaddexp(np.log(pi[:, m]), np.log1p(-pi[:, m]) + log_s)
+        q = np.clip(p_mode[:, m], 0.0, 1.0)
+        return -np.logaddexp(np.log(q) - with_mode, np.log1p(-q) - log_s)
+
+
+def silent_loo(posterior, p: ParamDraws, d: ModelData) -> pd.DataFrame:
+    """Per group of silent decisions (``d.censored``: :data:`SILENT_COLUMNS` and ``count``): one
+    decision's ``elpd_loo``, ``lpd`` and PSIS ``pareto_k`` (:func:`silent_log_likelihood`); ``p``: the
+    fit's draws of ``posterior``. A fit without the hurdle's parameters has no mode (π = 0)."""
+    from .derived import _flat, silence_mode_probability
+
+    groups = d.censored[SILENT_COLUMNS + ["count"]].reset_index(drop=True)
+    keep = loo_draws(p.n)
+    q = p.take(keep)
+    pi, prevalence = _flat(posterior, "silence"), _flat(posterior, "silence_prevalence")
+    if pi is None or prevalence is None:
+        pi = p_mode = np.zeros((len(keep), len(d.models)))
+    else:
+        pi, prevalence = pi[keep], prevalence[keep]
+        p_mode = silence_mode_probability(q.mu, q.sigma, q.family, q.shape, pi, prevalence, d, q.item_lat)
+    elpd, lpd, khat = _blocked_loo(lambda rows: silent_log_likelihood(q, groups.iloc[rows], pi, p_mode), len(groups))
+    return groups.assign(elpd_loo=elpd, lpd=lpd, pareto_k=khat)
+
+
 def _blocked_loo(log_lik, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(elpd_loo, lpd, Pareto k) of ``n`` observations whose (draws, block) log-likelihood
     ``log_lik(slice)`` gives, :data:`CLASS_BLOCK` columns at a time (bounded memory)."""
@@ -195,19 +245,28 @@ def structure_table(fits: dict) -> pd.DataFrame:
     first = next(iter(fits.values()))
     normal = all(res.latency_family == "normal" for res in fits.values())
     obs = timed_latencies(first.episodes, first.steps) if normal else None
+    silent_groups = first.data.censored[SILENT_COLUMNS].reset_index(drop=True)
     rows, pointwise = [], {}
     for name, res in fits.items():
         t = res.outcome_loo()
         of = episode_classes(res.data)[1]
-        parts = [tuple(t[c].to_numpy()[of] for c in ("elpd_loo", "lpd", "pareto_k"))]
+        parts = {"outcomes": tuple(t[c].to_numpy()[of] for c in ("elpd_loo", "lpd", "pareto_k"))}
         if obs is not None:
             p = res._params.take(loo_draws(res._params.n))
-            parts.append(_blocked_loo(lambda cols: latency_log_likelihood(p, obs.iloc[cols]), len(obs)))
-        elpd, lpd, khat = (np.concatenate([part[j] for part in parts]) for j in range(3))
+            parts["latency"] = _blocked_loo(lambda cols: latency_log_likelihood(p, obs.iloc[cols]), len(obs))
+        silent = res.silent_loo()
+        if not silent[SILENT_COLUMNS].equals(silent_groups):  # every structure sees the same silences
+            raise ValueError(f"structure {name}: its silent decisions differ from {next(iter(fits))}'s; "
+                             "structures can only be compared on the same data")
+        per_decision = np.repeat(np.arange(len(silent)), silent["count"].to_numpy(np.int64))
+        parts["silent"] = tuple(silent[c].to_numpy()[per_decision] for c in ("elpd_loo", "lpd", "pareto_k"))
+        elpd, lpd, khat = (np.concatenate([part[j] for part in parts.values()]) for j in range(3))
         pointwise[name] = elpd
-        rows.append(dict(structure=name, **loo_summary(elpd, lpd, khat), elpd_outcomes=float(parts[0][0].sum()),
-                         elpd_latency=float(parts[1][0].sum()) if obs is not None else np.nan, n_episodes=len(of),
-                         n_decisions=0 if obs is None else len(obs), diagnostics_ok=bool(res.diagnostics["ok"])))
+        rows.append(dict(structure=name, **loo_summary(elpd, lpd, khat), elpd_outcomes=float(parts["outcomes"][0].sum()),
+                         elpd_latency=float(parts["latency"][0].sum()) if obs is not None else np.nan,
+                         elpd_silent=float(parts["silent"][0].sum()), n_episodes=len(of),
+                         n_decisions=0 if obs is None else len(obs), n_silent=len(per_decision),
+                         diagnostics_ok=bool(res.diagnostics["ok"])))
     out = pd.DataFrame(rows)
     best = out.loc[out["elpd_loo"].idxmax(), "structure"]
     out["elpd_diff"] = out["elpd_loo"].max() - out["elpd_loo"]
@@ -232,7 +291,9 @@ def choice_summary(table: pd.DataFrame) -> str:
     below = [f"{name} {t.loc[name, 'elpd_diff']:.1f}" + (f" (SE {t.loc[name, 'se_diff']:.1f})"
                                                            if t.loc[name, "elpd_diff"] > 0 else " (best)")
              for name in t.index]
-    parts = "the episodes' outcomes" + (" and the timed decisions' latencies" if t["n_decisions"].max() else "")
+    data = ["the episodes' outcomes"] + (["the timed decisions' latencies"] if t["n_decisions"].max() else []) + (
+        ["the silent decisions"] if t.get("n_silent", pd.Series([0])).max() else [])
+    parts = data[0] if len(data) == 1 else ", ".join(data[:-1]) + " and " + data[-1]
     text = (f"The model structure ({chosen}) was chosen by PSIS-LOO on {parts} "
             f"(`structure_loo.csv`; elpd below the best: {', '.join(below)}; a more complex structure must beat "
             f"the simpler ones by more than max({MIN_ELPD_DIFF:g}, {SE_MULTIPLIER:g} SE)).")
@@ -248,7 +309,7 @@ def choice_summary(table: pd.DataFrame) -> str:
                      f"rerun with more tuning and draws (--tune, --draws) to compare {best} properly.")
     high = int(t.loc[chosen, "n_high_k"])
     if high:
-        n = int(t.loc[chosen, "n_episodes"] + t.loc[chosen, "n_decisions"])
+        n = int(t.loc[chosen, "n_episodes"] + t.loc[chosen, "n_decisions"] + t.loc[chosen].get("n_silent", 0))
         text += (f" For {high} of its {n} observations Pareto k > {MAX_RELIABLE_K}: their leave-one-out estimates are "
                  "unreliable (an item or cell seen a few times only), so the differences are approximate.")
     return text
