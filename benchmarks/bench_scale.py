@@ -111,6 +111,9 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     from rtanalysis.schema import COMMAND_KEY_DTYPE
     from rtanalysis.simulate import simulate
 
+    from rtanalysis.load.memory import map_large_allocations
+
+    map_large_allocations()  # as the command line does (rtanalysis.cli.main)
     sim = simulate("leaderboard60", seed=0, tasks=tasks, seeds=seeds)
     logs = sim.write(work / "logs")["episodes"]
     del sim
