@@ -14,8 +14,8 @@ allocation from its own mapping, returned to the system when freed, only above a
 at 128 KiB and rises with every larger mapped block freed, up to 32 MiB. After the first large array
 is freed, arrays of up to 32 MiB (a column of a few million rows) come from the heap, and freed they
 stay resident, in pieces later arrays of other sizes cannot use. At 10^6 episodes fixing it at 1 MiB
-lowered the resident set after the metrics from 1401 to 1174 MiB and the derived quantities' peak from
-2052 to 1945 MiB (``benchmarks/bench_scale.py``, ``docs/scale.md``).
+lowered the resident set after the ingest from 1461 to 1233 MiB and the report's peak from 2394 to
+2283 MiB (``benchmarks/bench_scale.py ladder``, ``docs/scale.md``).
 """
 
 from __future__ import annotations
