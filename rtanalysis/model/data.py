@@ -380,19 +380,36 @@ def group_by_codes(keys: dict, values: pd.DataFrame, agg: dict) -> pd.DataFrame:
     columns int64 first, but grouped on one integer code per row. A group-by of several key columns
     holds a handful of per-row index arrays at once (hundreds of MiB at 10^6 episodes); the
     aggregations are pandas' own, over the same rows in the same order."""
-    widths = [int(np.asarray(a).max(initial=0)) + 1 for a in keys.values()]
-    if np.prod(widths, dtype=float) >= 2.0**62:  # codes would overflow: group on the columns themselves
+    code, widths = combined_code(keys.values())
+    if code is None:  # codes would overflow: group on the columns themselves
         frame = pd.concat([pd.DataFrame({n: np.asarray(a, dtype=np.int64) for n, a in keys.items()}), values], axis=1)
         return frame.groupby(list(keys), as_index=False, sort=True).agg(**agg)
-    code = np.zeros(len(values), dtype=np.int64)
-    for a, w in zip(keys.values(), widths):
+    out = values.groupby(code, sort=True).agg(**agg)
+    parts = split_code(out.index.to_numpy(np.int64), widths)
+    return pd.concat([pd.DataFrame(dict(zip(keys, parts))), out.reset_index(drop=True)], axis=1)
+
+
+def combined_code(columns) -> tuple[np.ndarray | None, list[int]]:
+    """(code, widths): one int64 per row that orders as the integer columns ``columns`` (codes ≥ 0) do,
+    the first varying slowest, and each column's width; ``None`` when the code would overflow."""
+    columns = [np.asarray(a) for a in columns]
+    widths = [int(a.max(initial=0)) + 1 for a in columns]
+    if np.prod(widths, dtype=float) >= 2.0**62:
+        return None, widths
+    code = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    for a, w in zip(columns, widths):
         code *= w
         code += a
-    out = values.groupby(code, sort=True).agg(**agg)
-    rest, cols = out.index.to_numpy(np.int64), {}
-    for name, w in reversed(list(zip(keys, widths))):
-        rest, cols[name] = np.divmod(rest, w)
-    return pd.concat([pd.DataFrame({n: cols[n] for n in keys}), out.reset_index(drop=True)], axis=1)
+    return code, widths
+
+
+def split_code(code: np.ndarray, widths: list[int]) -> list[np.ndarray]:
+    """The columns :func:`combined_code` combined, back from ``code``."""
+    parts = []
+    for w in reversed(widths):
+        code, j = np.divmod(code, w)
+        parts.append(j)
+    return parts[::-1]
 
 
 def _per_cell_counts(obs: pd.DataFrame, latency: pd.DataFrame) -> pd.DataFrame:
@@ -486,20 +503,15 @@ def _window_tables(S: dict):
     wsel = S["timed"] & ~np.isnan(S["close"])
     # each decision's window as one integer code, (u, open, close) in sorted order (factorised floats:
     # exact values, as a drop_duplicates / merge of the float columns matched them, without their frames)
-    parts = [(S["cell"][2][wsel], None), pd.factorize(np.nan_to_num(S["open"][wsel], nan=0.0), sort=True),
-             pd.factorize(S["close"][wsel], sort=True)]
-    code = np.zeros(int(wsel.sum()), dtype=np.int64)
-    for codes, uniques in parts:
-        code *= (int(codes.max(initial=0)) + 1) if uniques is None else max(len(uniques), 1)
-        code += codes
+    open_code, opens = pd.factorize(np.nan_to_num(S["open"][wsel], nan=0.0), sort=True)
+    close_code, closes = pd.factorize(S["close"][wsel], sort=True)
+    # (at most units × decisions² codes: far from overflowing)
+    code, widths = combined_code([S["cell"][2][wsel], open_code, close_code])
     wid, window_codes = pd.factorize(code, sort=True)
     del code
-    rest, cols = np.asarray(window_codes, dtype=np.int64), {}
-    for name, (codes, uniques) in reversed(list(zip(("u", "open", "close"), parts))):
-        width = (int(codes.max(initial=0)) + 1) if uniques is None else max(len(uniques), 1)
-        rest, j = np.divmod(rest, width)
-        cols[name] = j if uniques is None else np.asarray(uniques, dtype=float)[j]
-    windows = pd.DataFrame({"u": cols["u"], "open": cols["open"], "close": cols["close"], "wid": np.arange(len(rest))})
+    u, o, c = split_code(np.asarray(window_codes, dtype=np.int64), widths)
+    windows = pd.DataFrame({"u": u, "open": np.asarray(opens, dtype=float)[o], "close": np.asarray(closes, dtype=float)[c],
+                            "wid": np.arange(len(u))})
     counts = group_by_codes({"ep": S["ep"][wsel], "wid": wid}, pd.DataFrame({"n": np.zeros(len(wid), dtype=np.int8)}),
                             {"count": ("n", "size")})
     return windows, counts
