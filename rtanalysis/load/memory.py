@@ -29,18 +29,18 @@ TRIM_MIN_DECISIONS = 100_000
 
 
 @functools.cache
-def _malloc_trim():
+def _glibc(function: str):
+    """glibc's ``function`` (``malloc_trim``, ``mallopt``), or None elsewhere."""
     name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name or "libc.so.6")
-        return libc.malloc_trim
+        return getattr(ctypes.CDLL(name or "libc.so.6"), function)
     except (OSError, AttributeError):  # not glibc
         return None
 
 
 def release_freed_memory() -> bool:
     """Return the heap's free pages to the operating system; True where that was possible."""
-    trim = _malloc_trim()
+    trim = _glibc("malloc_trim")
     if trim is None:
         return False
     trim(0)
@@ -58,9 +58,5 @@ def map_large_allocations(threshold: int = MMAP_THRESHOLD) -> bool:
     to the system when freed (module docstring); True where that was possible (glibc). Process-wide:
     the command line sets it; a notebook may call it (or start Python with
     ``MALLOC_MMAP_THRESHOLD_=1048576`` in the environment)."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name or "libc.so.6").mallopt
-    except (OSError, AttributeError):  # not glibc
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, int(threshold)))
+    mallopt = _glibc("mallopt")
+    return mallopt is not None and bool(mallopt(_M_MMAP_THRESHOLD, int(threshold)))

@@ -181,11 +181,7 @@ def _grouper(per_row: bool):
     """groupby over ``keys``, or (``per_row``) one group per row: the unaggregated baseline."""
     if per_row:
         return lambda f, keys: f.assign(_row=np.arange(len(f))).groupby(keys + ["_row"], as_index=False)
-    return _by_keys
-
-
-def _by_keys(f: pd.DataFrame, keys: list) -> object:
-    return f.groupby(keys, as_index=False)
+    return lambda f, keys: f.groupby(keys, as_index=False)
 
 
 def _check_episodes(episodes: pd.DataFrame) -> None:
@@ -329,10 +325,10 @@ def _cell_max(cell: tuple, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _latency_tables(S: dict, obs: pd.DataFrame, by):
+def _latency_tables(S: dict, obs: pd.DataFrame, by, per_row: bool):
     """(latency, censored, exposure) tables (see the module docstring)."""
     m, k, u = S["cell"]
-    latency = _latency_sums(obs, by)
+    latency = _latency_sums(obs, by, per_row)
     close, acted, timed = S["close"], S["acted"], S["timed"]
     cens_sel = ~acted & timed & (close > 0) & ~np.isnan(close)
     # A silent decision tells us L > its censor point. That point is the window close, raised to the
@@ -362,13 +358,13 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by):
     return latency, censored, exposure, cell_index, cens_sel
 
 
-def _latency_sums(obs: pd.DataFrame, by) -> pd.DataFrame:
+def _latency_sums(obs: pd.DataFrame, by, per_row: bool) -> pd.DataFrame:
     """Per (m, k, u) cell of the acted decisions: ``n``, ``s1`` (sum of log-latencies) and ``s2`` (of
-    their squares)."""
+    their squares); ``per_row``: one row per decision through ``by`` (the unaggregated baseline)."""
     x = obs["x"].to_numpy()
     sums = pd.DataFrame({"x": x, "x2": x ** 2}, copy=False)
     agg = {"n": ("x", "size"), "s1": ("x", "sum"), "s2": ("x2", "sum")}
-    if by is not _by_keys:  # the unaggregated baseline (one row per decision)
+    if per_row:
         keys = pd.DataFrame({c: obs[c].to_numpy().astype(np.int64) for c in ("m", "k", "u")})
         return by(pd.concat([keys, sums], axis=1), ["m", "k", "u"]).agg(**agg).drop(columns="_row")
     return group_by_codes({c: obs[c].to_numpy() for c in ("m", "k", "u")}, sums, agg)
@@ -540,7 +536,7 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     S = _step_arrays(ep, steps, e)
     type_log_g, type_offset = _episode_labels(e, S, len(lv["task_types"]))
     obs = _log_latencies(S, len(lv["units"]), timed_only=clock_effects)
-    latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by)
+    latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by, per_row)
     log_ref = _log_ref(S, obs, cens_sel, lv["units"])
     # order statistics of log-latency (observed decisions only; censored ones stay separate, exact): per
     # cell, at indices fixed by its size, so every family is judged on the same statistics, tails included
