@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -70,8 +71,6 @@ def _peak_mib() -> float:
     peak = _status_mib("VmHWM")
     if peak is not None:
         return peak
-    import resource
-
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -131,6 +130,10 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     sampling = float(d.get("sampling_only_seconds", d.get("sampling_seconds", 0.0)))
     st.rows["setup"] = (fit_s - sampling, fit_peak)
     st.rows["sampling"] = (sampling, fit_peak)
+    # the chains sample in forked worker processes (rtanalysis.model.sampler.sample_chains), whose peaks
+    # VmHWM of this process does not see; reaped by the pool, they are in RUSAGE_CHILDREN (a forked
+    # worker's resident set counts the pages it shares with this process, so this is an upper bound)
+    workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     frames = st.run("derived", plots.fit_outputs, fit)
 
     def figures():  # drawn as the report draws them: from its metrics tables, one figure at a time
@@ -140,7 +143,7 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     st.run("figures", figures)
     st.run("report", write_report, lr, work / "out", fit=fit, fit_frames=frames, metrics=metrics)
     return {"episodes": len(lr.episodes), "decisions": len(lr.steps), "stages": st.rows,
-            "diagnostics_ok": bool(d.get("ok")), "max_rhat": d.get("max_rhat"),
+            "chain_workers_peak_mib": workers_peak, "diagnostics_ok": bool(d.get("ok")), "max_rhat": d.get("max_rhat"),
             "min_ess_bulk": d.get("min_ess_bulk"), "retried": bool(d.get("retried"))}
 
 
@@ -177,6 +180,8 @@ def _ladder_table(results: dict) -> str:
     # DuckDB aggregate, are not in it)
     peak = {n: max(v[1] for k, v in results[n]["stages"].items() if k in WHOLE_REPORT) for n in names}
     lines.append(f"{'whole report':<18}" + "".join(f"{whole[n]:10.1f}{peak[n]:11.0f}" for n in names))
+    lines.append(f"{'chain workers MiB':<18}" + "".join(
+        f"{results[n].get('chain_workers_peak_mib', float('nan')):21.0f}" for n in names))
     lines.append(f"{'episodes':<18}" + "".join(f"{results[n]['episodes']:>21,}" for n in names))
     lines.append(f"{'decisions':<18}" + "".join(f"{results[n]['decisions']:>21,}" for n in names))
     lines.append(f"{'diagnostics ok':<18}" + "".join(

@@ -30,3 +30,9 @@ GOOD_EPISODE = {
 @pytest.fixture
 def good_episode():
     return copy.deepcopy(GOOD_EPISODE)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow (sampling, compiling) tests first, the rest in their order: with two xdist workers the long
+    ones then start at once instead of last, and the short ones fill in around them (longest first)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

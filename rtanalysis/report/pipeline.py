@@ -53,14 +53,23 @@ def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = 
 def _write_figures(figs, out: Path, progress: bool) -> tuple[list[Path], dict]:
     """Write and close each of ``figs`` (``(name, Figure)`` pairs) in turn, so one is held at a time."""
     written, figure_paths = [], {}
-    for name, fig in figs:
-        written += plots.write_figure(fig, out / "figures" / name)
-        plt.close(fig)
-        # a drawn figure keeps its raster, and figures are reference cycles: collect it before the next
-        del fig
-        gc.collect()
-        figure_paths[name] = f"figures/{name}.png"
-        _log(progress, f"  figure {name}")
+    # everything alive before the figures (the fit, the compiled model's millions of objects) is set
+    # aside from the collector while they are drawn: each collection below then walks only what the
+    # figures made (0.4 s -> ms per figure after a fit); what is garbage already goes first, and all is
+    # unfrozen after, so nothing is kept for good
+    gc.collect()
+    gc.freeze()
+    try:
+        for name, fig in figs:
+            written += plots.write_figure(fig, out / "figures" / name)
+            plt.close(fig)
+            # a drawn figure keeps its raster, and figures are reference cycles: collect it before the next
+            del fig
+            gc.collect()
+            figure_paths[name] = f"figures/{name}.png"
+            _log(progress, f"  figure {name}")
+    finally:
+        gc.unfreeze()
     return written, figure_paths
 
 
