@@ -238,8 +238,9 @@ def compile_model_c(model, init_steps: int | None = None):
     backend, with the on-disk cache), loaded here so that forked chains inherit them ready to run.
     Each chain starts from its jittered initial point moved uphill by at most
     :data:`INIT_OPTIMISE_STEPS` (or ``init_steps``) L-BFGS iterations (:func:`towards_mode`)."""
-    # private nutpie API (the public compile_pymc_model has no PyTensor C backend): nutpie is capped
-    # below 0.17 in pyproject.toml and tests/test_nutpie_private.py checks the contract used here
+    # private nutpie API (the public compile_pymc_model does not use PyTensor's compiled functions and
+    # their on-disk cache): nutpie is capped below 0.17 in pyproject.toml and
+    # tests/test_nutpie_private.py checks the contract used here
     from nutpie.compile_pymc import _prepare_dims_and_coords
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
