@@ -134,6 +134,7 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     # VmHWM of this process does not see; reaped by the pool, they are in RUSAGE_CHILDREN (a forked
     # worker's resident set counts the pages it shares with this process, so this is an upper bound)
     workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    lr.drop_record_only_columns()  # as `rtanalysis report` does once the fit has hashed the data
     frames = st.run("derived", plots.fit_outputs, fit)
 
     def figures():  # drawn as the report draws them: from its metrics tables, one figure at a time

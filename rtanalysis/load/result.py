@@ -28,6 +28,18 @@ class LoadResult:
     def n_quarantined(self) -> int:
         return int(self.files["n_quarantined"].sum())
 
+    def drop_record_only_columns(self) -> None:
+        """Drop, in place, the step fields that only the record needs (``schema.RECORD_ONLY_STEP_COLUMNS``:
+        times, action, reward, tokens; the outcome derived from them stays). ``rtanalysis report`` does this
+        after the fit has hashed the data and ingest has written it: at 10^6 episodes they are 246 MiB of
+        the 625 MiB steps table, held through the derived quantities, figures and tables for nothing
+        (``benchmarks/bench_scale.py``)."""
+        from ..schema import RECORD_ONLY_STEP_COLUMNS
+
+        for column in RECORD_ONLY_STEP_COLUMNS:
+            if column in self.steps.columns:
+                del self.steps[column]  # in place: a frame that holds it (the fit's) lets it go too
+
     def summary(self) -> dict:
         """The counts as written to ``ingest.json``."""
         return {

@@ -142,6 +142,8 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
                      tune=tune, latency_family=latency_family, item_latency=item_latency,
                      clock_effects=clock_effects, structure=structure)
         fit.to_dir(out)
+        # hashed by the fit and written by ingest: what no later stage reads need not stay in memory
+        load_result.drop_record_only_columns()
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
     return write_report(load_result, out, fit=fit, ci_prob=ci_prob, seed=seed, figures_dir=figures_dir,
