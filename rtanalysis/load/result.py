@@ -31,9 +31,9 @@ class LoadResult:
     def drop_record_only_columns(self) -> None:
         """Drop, in place, the step fields that only the record needs (``schema.RECORD_ONLY_STEP_COLUMNS``:
         times, action, reward, tokens; the outcome derived from them stays). ``rtanalysis report`` does this
-        after the fit has hashed the data and ingest has written it: at 10^6 episodes they are 246 MiB of
-        the 625 MiB steps table, held through the derived quantities, figures and tables for nothing
-        (``benchmarks/bench_scale.py``)."""
+        after the fit has hashed the data and ingest has written it, instead of holding them through the
+        derived quantities, figures and tables: at 10^6 episodes the report's peak fell from 2283 to 2014
+        MiB (``benchmarks/results/bench_scale.txt``)."""
         from ..schema import RECORD_ONLY_STEP_COLUMNS
 
         for column in RECORD_ONLY_STEP_COLUMNS:
