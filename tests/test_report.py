@@ -192,7 +192,10 @@ def test_report_reads_no_record_only_column(fitted_report, tmp_path):
     lean.drop_record_only_columns()
     assert not set(RECORD_ONLY_STEP_COLUMNS) & set(lean.steps.columns)
     assert list(lean.steps.columns) == [c for c in load.steps.columns if c not in RECORD_ONLY_STEP_COLUMNS]
-    again = write_report(lean, tmp_path, fit=fit, seed=5)
+    # as in `rtanalysis report`, where the fit holds the same (dropped from) frame
+    lean_fit = dataclasses.replace(fit, steps=lean.steps)
+    assert "t_obs" in fit.steps.columns and "t_obs" not in lean_fit.steps.columns
+    again = write_report(lean, tmp_path, fit=lean_fit, seed=5)
     assert again["markdown"].read_text() == paths["markdown"].read_text()
     full_dir, lean_dir = paths["markdown"].parent, tmp_path
     produced = sorted(p.relative_to(full_dir) for p in full_dir.rglob("*") if p.suffix in (".md", ".csv", ".tex", ".png"))
