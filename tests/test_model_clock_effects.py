@@ -50,9 +50,6 @@ def test_models_without_paused_runs_are_named(frames):
 
 
 @pytest.mark.slow
-# one worker for every test of the structures' models: each compiles in minutes in a fresh clone, and
-# tests run at once on two workers both compiled it
-@pytest.mark.xdist_group("structure_models")
 def test_clock_effects_recover_an_agent_that_thinks_less_under_the_wall_clock(tmp_path):
     """``clock_adaptive`` (under the wall clock log-latency −0.5 and capability logit −0.8 against
     paused): errors of the size of the posterior spread (mean |error| ≤ 0.05, RMS standardised error

@@ -76,9 +76,6 @@ def test_choice_summary_warns_when_the_chosen_familys_loo_is_unreliable():
 
 
 @pytest.mark.slow
-# one worker for the three cases: they compile the same three families' models (minutes each in a
-# fresh clone), and run at once on two workers both compiled them
-@pytest.mark.xdist_group("family_models")
 @pytest.mark.parametrize("preset, size, expected", [("timing_dominated", {}, "normal"),
                                                   ("timing_dominated", {"latency_df": 2.0}, "t"),
                                                   # two modes need more decisions to tell from one: the

@@ -55,9 +55,6 @@ def test_item_latency_needs_the_normal_family(sim):
 
 
 @pytest.mark.slow
-# one worker for every test of the structures' models: each compiles in minutes in a fresh clone, and
-# tests run at once on two workers both compiled it
-@pytest.mark.xdist_group("structure_models")
 def test_item_latency_recovers_the_decomposition_where_hard_items_are_slow():
     """``difficulty_latency`` (log-latency +0.8 per logit of difficulty): the default model's p_timely
     is off by 0.17 on average there, every 90 % interval missing (docs/model.md, misspecification

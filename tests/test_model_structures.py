@@ -181,9 +181,6 @@ def test_structure_arguments_are_checked(tmp_path, capsys):
 
 
 @pytest.mark.slow
-# one worker for every test of the structures' models: each compiles in minutes in a fresh clone, and
-# tests run at once on two workers both compiled it
-@pytest.mark.xdist_group("structure_models")
 @pytest.mark.parametrize("preset, generated", [("clock_adaptive", "clock_effects"),
                                                ("difficulty_latency", "item_latency"),
                                                ("partial_fatality", "base")])
