@@ -55,6 +55,7 @@ def test_demo_realtimegym_observed_metrics(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("realtimegym_fit")  # the same model: one compile for both
 def test_demo_realtimegym_with_a_small_fit(tmp_path):
     assert _demo(tmp_path, "--draws", "100", "--tune", "100", "--chains", "2") == 0
     out = tmp_path / "demo"
@@ -68,6 +69,7 @@ def test_demo_realtimegym_with_a_small_fit(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("realtimegym_fit")  # the same model: one compile for both
 def test_predicted_miss_share_agrees_with_the_logged_fallbacks():
     # issue 11 §5: per (model, game) the predicted share of missed decisions is inside the 95%
     # posterior predictive interval of the logged share in >= 90% of cells. Token-mode latencies are

@@ -76,6 +76,7 @@ def test_choice_summary_warns_when_the_chosen_familys_loo_is_unreliable():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("latency_families")  # each compiles every family: the first pays, the others reuse
 @pytest.mark.parametrize("preset, size, expected", [("timing_dominated", {}, "normal"),
                                                   ("timing_dominated", {"latency_df": 2.0}, "t"),
                                                   # two modes need more decisions to tell from one: the

@@ -36,6 +36,7 @@ def demo_report(tmp_path_factory):
     return code, home
 
 
+@pytest.mark.xdist_group("report_demo")  # one `demo` run (the module fixture) for both
 def test_demo_runs_from_any_directory_and_names_every_model(demo_report):
     code, home = demo_report
     assert code == 0
@@ -51,6 +52,7 @@ def test_demo_runs_from_any_directory_and_names_every_model(demo_report):
     assert "Power for the next run" in md and "episodes per cell" in md
 
 
+@pytest.mark.xdist_group("report_demo")  # one `demo` run (the module fixture) for both
 def test_outputs_are_where_the_brief_puts_them(demo_report):
     _, home = demo_report
     out = home / "demo"
@@ -154,6 +156,7 @@ def fitted_report(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_report_from_a_real_fit(fitted_report):
     from rtanalysis import tables
 
@@ -180,6 +183,7 @@ def test_report_from_a_real_fit(fitted_report):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_report_reads_no_record_only_column(fitted_report, tmp_path):
     """``rtanalysis report`` drops the step fields only the record needs once the fit has hashed the
     data: the same fit reported from the tables without them gives the same text, tables and figures
@@ -217,6 +221,7 @@ def test_counterfactual_sentence_says_which_way(half, verb):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report):
     from rtanalysis.report.content import pooled_posterior
 
@@ -232,6 +237,7 @@ def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_path):
     from rtanalysis.model import FitResult
     from rtanalysis.report import load_or_fit
