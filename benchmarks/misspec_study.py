@@ -20,6 +20,7 @@ import time
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from _results import done_runs  # noqa: E402
 
@@ -53,8 +54,23 @@ def run(args) -> None:
                       f"{cov}", file=sys.stderr, flush=True)
 
 
+def replicate_bootstrap(s: pd.DataFrame, keys: list[str], n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Per ``keys`` group: a 95 % percentile interval of the coverage from resampling whole replicates
+    (``coverage_lo``, ``coverage_hi``). The cells of one replicate share its fit (intercepts, scales,
+    the latency family), so their misses are not independent and the binomial SE over cells is too
+    small; the replicates are the independent units."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for key, g in s.groupby(keys, sort=False):
+        per_rep = g.groupby("rep")["covered"].agg(["sum", "size"])
+        pick = rng.integers(0, len(per_rep), size=(n_boot, len(per_rep)))
+        boot = per_rep["sum"].to_numpy()[pick].sum(axis=1) / per_rep["size"].to_numpy()[pick].sum(axis=1)
+        rows.append((*key, *np.quantile(boot, [0.025, 0.975])))
+    return pd.DataFrame(rows, columns=[*keys, "coverage_lo", "coverage_hi"])
+
+
 def summary(args) -> pd.DataFrame:
-    s = pd.read_csv(args.scores)
+    s = pd.concat([pd.read_csv(f) for f in args.scores], ignore_index=True)
     # two workers may both have run a replicate: keep the first copy of each scored row
     s = s.drop_duplicates(subset=["preset", "labelled", "rep", "quantity", "model", "task_type", "clock", "scenario"])
     out = (s.groupby(["preset", "labelled", "quantity"], sort=False)
@@ -64,8 +80,12 @@ def summary(args) -> pd.DataFrame:
            .reset_index())
     truth_mean = s.groupby(["preset", "labelled", "quantity"], sort=False)["truth"].mean().to_numpy()
     out["bias"] = out["bias"] - truth_mean
+    out = out.merge(replicate_bootstrap(s, ["preset", "labelled", "quantity"]), on=["preset", "labelled", "quantity"])
     wide = out.pivot_table(index=["preset", "labelled"], columns="quantity", values="coverage", sort=False).round(2)
     print("coverage of 90% intervals\n" + wide.to_string())
+    wide = out.assign(ci=out["coverage_lo"].map("{:.2f}".format) + "-" + out["coverage_hi"].map("{:.2f}".format)) \
+        .pivot_table(index=["preset", "labelled"], columns="quantity", values="ci", aggfunc="first", sort=False)
+    print("\n95% interval of the coverage, replicates resampled\n" + wide.to_string())
     wide = out.pivot_table(index=["preset", "labelled"], columns="quantity", values="mae", sort=False).round(3)
     print("\nMAE\n" + wide.to_string())
     if args.out:
@@ -103,7 +123,8 @@ def main(argv=None):
     r.add_argument("--scores", default="benchmarks/results/misspec_scores.csv")
     r.set_defaults(func=run)
     s = sub.add_parser("summary")
-    s.add_argument("--scores", default="benchmarks/results/misspec_scores.csv")
+    s.add_argument("--scores", nargs="+", default=["benchmarks/results/misspec_scores.csv"],
+                   help="one or more score files of `run` (pooled; a replicate scored twice counts once)")
     s.add_argument("--out", default="benchmarks/results/misspec_baseline.csv")
     s.set_defaults(func=summary)
     args = ap.parse_args(argv)

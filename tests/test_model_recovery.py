@@ -1,6 +1,7 @@
 """Recovery of known truth: simulated data, fitted; truth inside the posterior intervals."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rtanalysis.model.calibrate import score_fit
@@ -64,23 +65,31 @@ def test_fatality_and_latency_recovered():
             assert abs(mu.mean() - true_mu) <= 4 * mu.std() + 0.02, (name, tname, mu.mean(), true_mu)
 
 
-@pytest.fixture(scope="module")
-def simulated_mixed():
+def _mixed_fit(seed: int):
     from rtanalysis import fit
     from rtanalysis.simulate import simulate
 
-    sim = simulate("mixed", seed=11, tasks=4, seeds=3, labelled=False)
+    sim = simulate("mixed", seed=seed, tasks=4, seeds=3, labelled=False)
     return sim, fit(sim.load(), draws=300, chains=2, seed=0, progress=False, tune=None)
+
+
+@pytest.fixture(scope="module")
+def simulated_mixed():
+    return _mixed_fit(11)
 
 
 def test_recovery_on_the_simulator_mixed_design(simulated_mixed):
     """rtanalysis.simulate's `mixed` preset (6 models × 4 task types × wall/step/paused, 12 episodes per
-    cell, unlabelled): truth inside the 99 % interval in ≥ 90 % of cells."""
-    sim, res = simulated_mixed
-    s = score_fit(res.decomposition(ci_prob=0.99), sim.truth)
+    cell, unlabelled): truth inside the 99 % interval in ≥ 90 % of cells, pooled over three replicates.
+    One replicate's 30 cells share its fit and miss together: seed 11 alone sits at 0.90 for three
+    quantities, the lowest of seeds 11–26, whose mean is 0.983–0.992
+    (benchmarks/results/mixed_test_design_coverage.txt); three replicates test the calibration
+    rather than one draw's luck."""
+    fits = [simulated_mixed] + [_mixed_fit(seed) for seed in (12, 13)]
+    s = pd.concat([score_fit(res.decomposition(ci_prob=0.99), sim.truth) for sim, res in fits])
     for q in QUANTITIES:
         sq = s[s["quantity"] == q]
-        assert len(sq) == len(sim.truth)
+        assert len(sq) == sum(len(sim.truth) for sim, _ in fits)
         assert sq["covered"].mean() >= 0.9, (q, sq[~sq["covered"]])
 
 
