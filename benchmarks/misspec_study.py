@@ -58,7 +58,8 @@ def replicate_bootstrap(s: pd.DataFrame, keys: list[str], n_boot: int = 2000, se
     """Per ``keys`` group: a 95 % percentile interval of the coverage from resampling whole replicates
     (``coverage_lo``, ``coverage_hi``). The cells of one replicate share its fit (intercepts, scales,
     the latency family), so their misses are not independent and the binomial SE over cells is too
-    small; the replicates are the independent units."""
+    small; the replicates are the independent units. With few replicates (under about 12) a
+    percentile bootstrap is too narrow: read it as a lower bound on the uncertainty there."""
     rng = np.random.default_rng(seed)
     rows = []
     for key, g in s.groupby(keys, sort=False):
@@ -69,18 +70,28 @@ def replicate_bootstrap(s: pd.DataFrame, keys: list[str], n_boot: int = 2000, se
     return pd.DataFrame(rows, columns=[*keys, "coverage_lo", "coverage_hi"])
 
 
-def summary(args) -> pd.DataFrame:
-    s = pd.concat([pd.read_csv(f) for f in args.scores], ignore_index=True)
-    # two workers may both have run a replicate: keep the first copy of each scored row
-    s = s.drop_duplicates(subset=["preset", "labelled", "rep", "quantity", "model", "task_type", "clock", "scenario"])
-    out = (s.groupby(["preset", "labelled", "quantity"], sort=False)
+#: one scored row: a replicate's cell, quantity and scenario
+ROW_KEYS = ["preset", "labelled", "rep", "quantity", "model", "task_type", "clock", "scenario"]
+#: one line of a summary
+LINE_KEYS = ["preset", "labelled", "quantity"]
+
+
+def coverage_table(s: pd.DataFrame) -> pd.DataFrame:
+    """Per preset × labelled × quantity of the scores ``s``: coverage (with its replicate-resampled
+    interval), MAE, bias, cells, replicates and the fits' diagnostics. A row scored twice (two workers
+    ran one replicate) counts once."""
+    s = s.drop_duplicates(subset=ROW_KEYS)
+    out = (s.groupby(LINE_KEYS, sort=False)
            .agg(coverage=("covered", "mean"), mae=("abs_error", "mean"), bias=("estimate", "mean"),
                 n_cells=("covered", "size"), reps=("rep", "nunique"), fits_ok=("fit_ok", "mean"),
                 worst_rhat=("max_rhat", "max"), divergences=("n_divergent", "sum"))
            .reset_index())
-    truth_mean = s.groupby(["preset", "labelled", "quantity"], sort=False)["truth"].mean().to_numpy()
-    out["bias"] = out["bias"] - truth_mean
-    out = out.merge(replicate_bootstrap(s, ["preset", "labelled", "quantity"]), on=["preset", "labelled", "quantity"])
+    out["bias"] = out["bias"] - s.groupby(LINE_KEYS, sort=False)["truth"].mean().to_numpy()
+    return out.merge(replicate_bootstrap(s, LINE_KEYS), on=LINE_KEYS)
+
+
+def summary(args) -> pd.DataFrame:
+    out = coverage_table(pd.concat([pd.read_csv(f) for f in args.scores], ignore_index=True))
     wide = out.pivot_table(index=["preset", "labelled"], columns="quantity", values="coverage", sort=False).round(2)
     print("coverage of 90% intervals\n" + wide.to_string())
     wide = out.assign(ci=out["coverage_lo"].map("{:.2f}".format) + "-" + out["coverage_hi"].map("{:.2f}".format)) \
