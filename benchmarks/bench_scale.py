@@ -19,12 +19,19 @@ manages, both paths side by side.
 ``dask``: the same log files ingested on 1 and 2 local Dask workers (processes): decisions per
 second, wall clock.
 
+``command``: ``rtanalysis report`` itself, as a user runs it (defaults), on the 10^6 rung's log: wall
+clock, and per phase of its log (ingest, fit, derived = writing the fit and the report's derived
+quantities, figures, tables) the seconds and the peak resident memory of its process, and the chain
+workers' peak. The ladder measures the same stages inside one Python process; this is the number a user
+sees.
+
 The machine load (``os.getloadavg()``) is printed with every table: on a shared machine, seconds
 are only comparable within a run. Results go to ``benchmarks/results/bench_scale*.txt``.
 
     python benchmarks/bench_scale.py ladder [--quick] [--draws N --chains N]
     python benchmarks/bench_scale.py memory [--decisions 10000000] [--data DIR]
     python benchmarks/bench_scale.py dask [--data DIR]
+    python benchmarks/bench_scale.py command [--rung 1e6] [--data DIR]
 """
 
 from __future__ import annotations
@@ -212,6 +219,100 @@ def ladder(args) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# the command itself: `rtanalysis report` as a user runs it
+
+
+#: the phases of `rtanalysis report`, each from the first log line that starts with its marker on
+PHASES = (("ingest", "ingesting"), ("fit", "fitting the model"), ("derived", "diagnostics:"),
+          ("figures", "drawing figures"), ("tables", "writing tables"))
+
+
+def _proc_kib(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            out += [int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except OSError:
+        pass
+    return out
+
+
+def run_command(cmd: list[str], every: float = 0.25) -> dict:
+    """Run ``cmd``; every ``every`` s read the resident set of it and of its child processes (the chain
+    workers), and tag the samples with the phase its log lines say it is in. Returns the wall clock, each
+    phase's seconds and peak resident MiB (the main process's VmHWM where it rose within the phase, else
+    its largest VmRSS sample), and the largest child peak (VmHWM, which counts pages shared with the parent)."""
+    import threading
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, bufsize=1)
+    marks: list[tuple[float, str]] = []
+
+    def read_log():
+        for line in proc.stderr:  # progress bars end in \r: only whole lines mark phases
+            text = line.strip().removeprefix("[rtanalysis report] ")
+            for name, marker in PHASES:
+                if text.startswith(marker) and name not in [m for _, m in marks]:
+                    marks.append((time.perf_counter() - t0, name))
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    samples, child_peak = [], 0
+    while proc.poll() is None:
+        samples.append((time.perf_counter() - t0, _proc_kib(proc.pid, "VmRSS"), _proc_kib(proc.pid, "VmHWM")))
+        child_peak = max([child_peak] + [_proc_kib(c, "VmHWM") for c in _children(proc.pid)])
+        time.sleep(every)
+    wall = time.perf_counter() - t0
+    reader.join(timeout=10)
+    bounds = [t for t, _ in marks] + [wall]
+    phases, before = {}, 0
+    for (start, name), end in zip(marks, bounds[1:]):
+        inside = [(rss, hwm) for t, rss, hwm in samples if start <= t < end]
+        hwm = max((h for _, h in inside), default=before)
+        peak = hwm if hwm > before else max((r for r, _ in inside), default=0)  # the HWM did not rise here
+        phases[name] = (end - start, peak / 1024)
+        before = max(before, hwm)
+    return {"wall": wall, "exit": proc.returncode, "phases": phases, "peak_mib": before / 1024,
+            "children_peak_mib": child_peak / 1024}
+
+
+def command(args) -> str:
+    """`rtanalysis report` on the 10^6 rung's log (simulated once into ``--data``), defaults."""
+    tasks, seeds = RUNGS[args.rung]
+    data = Path(args.data or tempfile.mkdtemp(prefix="bench_scale_command_"))
+    logs = data / f"logs_{args.rung}" / "episodes.jsonl.gz"
+    if not logs.exists():
+        from rtanalysis.simulate import simulate
+
+        simulate("leaderboard60", seed=0, tasks=tasks, seeds=seeds).write(logs.parent)
+    out = Path(tempfile.mkdtemp(prefix="bench_scale_report_"))
+    exe = Path(sys.executable).with_name("rtanalysis")
+    res = run_command([str(exe), "report", str(logs), "--out", str(out)])
+    diag = json.loads((out / "diagnostics.json").read_text()) if (out / "diagnostics.json").exists() else {}
+    lines = [f"`rtanalysis report` on leaderboard60 {args.rung} ({tasks} tasks x {seeds} seeds), defaults; "
+             f"seconds and peak resident MiB of the command's process per phase (sampled every 0.25 s)",
+             f"{'phase':<10}{'s':>9}{'MiB':>9}"]
+    for name, (sec, mib) in res["phases"].items():
+        lines.append(f"{name:<10}{sec:9.1f}{mib:9.0f}")
+    gb = lambda mib: mib * 2**20 / 1e9  # noqa: E731
+    lines += [f"{'whole':<10}{res['wall']:9.1f}{res['peak_mib']:9.0f}   ({gb(res['peak_mib']):.3f} GB); exit {res['exit']}",
+              f"chain workers' peak {res['children_peak_mib']:.0f} MiB ({gb(res['children_peak_mib']):.3f} GB)",
+              f"sampling {diag.get('sampling_only_seconds', float('nan'))} s; diagnostics ok {diag.get('ok')} "
+              f"(max R-hat {diag.get('max_rhat')})"]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
 # memory of the aggregates at 10^7 decisions
 
 
@@ -351,6 +452,9 @@ def main(argv=None) -> int:
     dk.add_argument("--compare-decisions", type=float, default=1.4e6)
     dk.add_argument("--data", default=None)
     dk.add_argument("--logs", default=None, help="a folder of log files to ingest (default: DATA/small/logs)")
+    cm = sub.add_parser("command")
+    cm.add_argument("--rung", choices=list(RUNGS), default="1e6")
+    cm.add_argument("--data", default=None, help="folder for the simulated log (kept; reused)")
     ch = sub.add_parser("_rung")
     for a in ("--tasks", "--seeds", "--draws", "--chains"):
         ch.add_argument(a, type=int, required=True)
@@ -365,10 +469,10 @@ def main(argv=None) -> int:
     if args.cmd == "_aggregate":
         return _aggregate_child(args)
     head = _header()
-    body = {"ladder": ladder, "memory": memory, "dask": dask_throughput}[args.cmd](args)
+    body = {"ladder": ladder, "memory": memory, "dask": dask_throughput, "command": command}[args.cmd](args)
     text = f"{head}\n{body}\n# load average at end {tuple(round(x, 1) for x in os.getloadavg())}\n"
     append_result({"ladder": "bench_scale.txt", "memory": "bench_scale_memory.txt",
-                   "dask": "bench_scale_dask.txt"}[args.cmd], text)
+                   "dask": "bench_scale_dask.txt", "command": "bench_scale_command.txt"}[args.cmd], text)
     return 0
 
 

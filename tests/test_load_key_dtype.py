@@ -131,6 +131,64 @@ def test_latency_cells_split_as_a_sorted_group_by_from_either_dtype(both):
             np.testing.assert_array_equal(got[key][0], values)  # the decisions in their original order
 
 
+
+def test_cell_shares_as_a_group_by_from_either_dtype(both):
+    """The predictive checks' observed shares per (model, task type, clock), counted on integer codes,
+    against pandas' group-by ``size`` and ``mean``, with keys missing on some decisions."""
+    from rtanalysis.model.checks import cell_shares
+
+    text = both[0].steps.copy()
+    text.loc[text.index[::7], "task_type"] = None  # no group: the group-by drops these decisions
+    keys = ["model", "task_type", "clock"]
+    mask = text["window_close"].notna().to_numpy() & (np.arange(len(text)) % 3 > 0)
+    flags = {"early": text["too_early"].fillna(False).to_numpy(bool), "silent": text["no_action"].to_numpy(bool)}
+    frame = text[keys].assign(**flags)[mask]
+    expect = frame.groupby(keys, sort=True, dropna=True).agg(n=("early", "size"), early=("early", "mean"),
+                                                              silent=("silent", "mean"))
+    assert len(expect) > 3 and 0 < expect["early"].max() and 0 < expect["silent"].max()
+    for steps in (text, text.astype({c: "category" for c in keys})):
+        got = cell_shares(steps, keys, mask, flags)
+        assert sorted(got) == list(expect.index)
+        for key, row in expect.iterrows():
+            assert got[key] == {"n": row["n"], "early": row["early"], "silent": row["silent"]}  # exactly
+
+
+def test_item_sums_as_the_group_by_of_a_frame_of_episodes(both):
+    """The item-latency check's per-(model, type, clock, unit, item) sums, from integer codes, against
+    the group-by of a frame of every episode that it replaced: the same rows, order and values."""
+    from rtanalysis.metrics._groups import episode_row
+    from rtanalysis.model.checks import _item_sums, log_latency
+    from rtanalysis.model.data import aggregate
+
+    for lr in both[:2]:
+        e = aggregate(lr.episodes, lr.steps).episodes
+        x, row = log_latency(lr.steps), episode_row(lr.steps, lr.episodes)
+        acted = ~np.isnan(x)
+        f = pd.DataFrame({"m": e["m"].to_numpy(), "k": e["k"].to_numpy(), "clock": e["clock"].to_numpy(),
+                          "u": e["u"].to_numpy(), "i": e["i"].to_numpy(),
+                          "sx": np.bincount(row[acted], weights=x[acted], minlength=len(e)),
+                          "nx": np.bincount(row[acted], minlength=len(e)),
+                          "n0": (e["M"].to_numpy() == 0).astype(np.int64),
+                          "y0": ((e["M"].to_numpy() == 0) & (e["y"].to_numpy() > 0)).astype(np.int64)})
+        f = f[f["i"] >= 0]
+        expect = f.groupby(["m", "k", "clock", "u", "i"], sort=True)[["sx", "nx", "n0", "y0"]].sum().reset_index()
+        got = _item_sums(e, row, x)
+        assert len(expect) > 10
+        pd.testing.assert_frame_equal(got, expect, check_exact=True, check_dtype=False)
+
+
+def test_floored_log_latency_floors_zeros_per_unit_and_keeps_silences():
+    from rtanalysis.metrics import floored_log_latency
+
+    lat = np.array([0.0, 2.0, np.nan, 0.0, 0.5, 0.0, 4.0, np.nan])
+    unit = np.array(["s", "s", "s", "ms", "ms", "tick", "tick", "ms"], dtype=object)
+    # s: smallest positive 2 -> 0 floored at 1; ms: 0.5 -> 0.25; tick: 4 -> 2; no action stays NaN
+    expect = np.log([1.0, 2.0, np.nan, 0.25, 0.5, 2.0, 4.0, np.nan])
+    for u in (unit, pd.factorize(unit)[0], pd.Categorical(unit).codes):
+        np.testing.assert_array_equal(floored_log_latency(lat, u), expect)
+    # a unit with only zeros floors them at 1e-3
+    np.testing.assert_array_equal(floored_log_latency(np.array([0.0, 0.0]), np.array([1, 1])), np.log([1e-3, 1e-3]))
+
 @pytest.mark.filterwarnings("error")  # pandas deprecates categoricals built from values outside their categories
 def test_value_codes_place_values_in_levels_and_others_at_minus_one():
     values = pd.Series(["late", "other", None, "early", "late"], dtype="str")

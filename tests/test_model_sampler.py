@@ -29,6 +29,10 @@ def test_parallel_equals_sequential_and_chains_depend_on_seed_and_index_only(com
     np.testing.assert_array_equal(mu.values[0], one["posterior"]["mu"].values[0])
     assert not np.array_equal(mu.values[0], mu.values[1])
     assert par["sample_stats"]["diverging"].shape == (3, 50)
+    # the warm-up's draws are not kept (nothing reads them; they doubled the posterior's memory), its
+    # sample stats are (how the tuning went)
+    assert "warmup_posterior" not in par.children and "warmup_posterior" not in seq.children
+    assert par["warmup_sample_stats"]["step_size"].shape == (3, 50)
     other = sample_chains(compiled, draws=50, tune=50, chains=1, seed=8, cores=1)
     assert not np.array_equal(other["posterior"]["mu"].values[0], mu.values[0])
 

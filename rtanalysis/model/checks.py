@@ -257,33 +257,65 @@ def _item_spread_rows(d, m: int, k: int, gg: pd.DataFrame, draws: np.ndarray, a:
     return out
 
 
+def _near_close(lat: np.ndarray, close: np.ndarray, fraction: float, chunk: int = 1 << 20) -> np.ndarray:
+    """close·(1 − fraction) < latency ≤ close, per decision (False without either), a million
+    decisions at a time (the scaled closes of every decision at once are a float array as long as the steps)."""
+    out = np.zeros(len(lat), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for a in range(0, len(lat), chunk):
+            x, c = lat[a:a + chunk], close[a:a + chunk]
+            out[a:a + chunk] = (x > c * (1 - fraction)) & (x <= c)
+    return out
+
+
+def cell_shares(st, keys, mask: np.ndarray, flags: dict) -> dict:
+    """``{key tuple: {"n": decisions, flag: share, ...}}`` over the decisions in ``mask``, per
+    combination of the ``keys`` columns that has any (what a group-by's ``size`` and ``mean`` of
+    boolean columns give), counted on the kept decisions' integer codes: no copy of the steps'
+    columns, no per-decision group index."""
+    columns = [key_codes(st[col]) for col in keys]
+    mask = mask.copy()
+    for codes, _ in columns:
+        mask &= codes >= 0  # a missing key is no group (a group-by drops it too)
+    idx = np.flatnonzero(mask).astype(code_dtype(len(mask)), copy=False)
+    widths = [max(len(u), 1) for _, u in columns]
+    c = np.zeros(len(idx), dtype=code_dtype(int(np.prod(widths))))
+    for (codes, _), w in zip(columns, widths):
+        c *= w
+        c += codes[idx].astype(c.dtype)
+    size = int(np.prod(widths))
+    n = np.bincount(c, minlength=size)
+    counts = {name: np.bincount(c[f[idx]], minlength=size) for name, f in flags.items()}
+    out = {}
+    for code in np.flatnonzero(n):
+        key, rest = [], int(code)
+        for (_, uniques), w in zip(reversed(columns), reversed(widths)):
+            rest, j = divmod(rest, w)
+            key.append(str(uniques[j]))
+        out[tuple(reversed(key))] = {"n": int(n[code]), **{name: counts[name][code] / n[code] for name in flags}}
+    return out
+
+
 def _timing_share_rows(res, draws: dict, sub: ParamDraws, rng, a: float) -> list:
     """Observed shares of early and late-or-silent windowed decisions per timed row vs the model's."""
     st = res.steps
     if st is None or not len(st) or "window_close" not in st:
         return []
-    keys = ["model", "task_type", "clock"]
-    # the key columns as they are (strings or categories): a str copy of millions of rows costs seconds
-    # only the columns used: a boolean mask over all of them copied every text column of the steps
-    cols = keys + ["too_early", "too_late", "no_action", "latency", "window_close"]
-    w = st[cols][st["window_close"].notna() & (st["clock"] != "paused").to_numpy(bool)]
-    f = w[keys].reset_index(drop=True)
-    f["early"] = w["too_early"].fillna(False).to_numpy(bool)
-    f["silent"] = w["no_action"].to_numpy(bool)
-    f["late_or_silent"] = w["too_late"].fillna(False).to_numpy(bool) | f["silent"].to_numpy()
-    lat, close = w["latency"].to_numpy(float), w["window_close"].to_numpy(float)
-    with np.errstate(invalid="ignore"):
-        f["near_close"] = (lat > close * (1 - NEAR_CLOSE)) & (lat <= close)
-    obs = f.groupby(keys, observed=True).agg(n=("early", "size"), early=("early", "mean"),
-                                             late_or_silent=("late_or_silent", "mean"), silent=("silent", "mean"),
-                                             near_close=("near_close", "mean"))
+    keys = ("model", "task_type", "clock")
+    windowed = st["window_close"].notna().to_numpy() & (st["clock"] != "paused").to_numpy(bool)
+    lat, close = st["latency"].to_numpy(float), st["window_close"].to_numpy(float)
+    silent = st["no_action"].to_numpy(bool)
+    flags = {"early": st["too_early"].fillna(False).to_numpy(bool),
+             "late_or_silent": st["too_late"].fillna(False).to_numpy(bool) | silent, "silent": silent,
+             "near_close": _near_close(lat, close, NEAR_CLOSE)}
+    obs = cell_shares(st, keys, windowed, flags)
     near = res._deriver.near_close_share(sub, NEAR_CLOSE)
     out = []
     for j, r in enumerate(res._deriver.rows.itertuples()):
         key = (r.model, r.task_type, r.clock)
-        if r.clock == "paused" or key not in obs.index:
+        if r.clock == "paused" or key not in obs:
             continue
-        n = int(obs.loc[key, "n"])
+        n = int(obs[key]["n"])
         pred = {"early": draws["p_early"][j], "late_or_silent": draws["p_late"][j] + draws["p_silent"][j]}
         if r.latency_informative:
             pred["silent"] = draws["p_silent"][j]
@@ -292,7 +324,7 @@ def _timing_share_rows(res, draws: dict, sub: ParamDraws, rng, a: float) -> list
             if not np.isfinite(pr).all():
                 continue
             rep = rng.binomial(n, np.clip(pr, 0, 1)) / n
-            out.append(_row((*key, ""), f"share_{name}", obs.loc[key, name], rep, a))
+            out.append(_row((*key, ""), f"share_{name}", obs[key][name], rep, a))
     return out
 
 
@@ -300,7 +332,7 @@ def log_latency(st) -> np.ndarray:
     """Log-latency of every decision (NaN without an action), zeros floored as the fit floors them
     (metrics.floored_log_latency), not dropped; units as integer codes (np.unique over millions of
     unit strings costs seconds). Computed once per check and shared by the latency checks."""
-    unit_code, _ = pd.factorize(st["time_unit"])
+    unit_code, _ = key_codes(st["time_unit"])  # a categorical's own codes: no decision-length int64
     return floored_log_latency(st["latency"].to_numpy(float), unit_code)
 
 
@@ -450,6 +482,32 @@ def _corr_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (xc @ yc) / np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum())
 
 
+def _item_sums(e: pd.DataFrame, row: np.ndarray, x: np.ndarray) -> pd.DataFrame:
+    """Per (m, k, clock, u, i) of the episodes with an item, in sorted key order (a sorted group-by's):
+    the acted decisions' log-latency sum ``sx`` and count ``nx``, the episodes that missed no window
+    ``n0`` and those of them that succeeded ``y0``. ``row``: each decision's episode. Summed per episode,
+    then per group over one integer code per episode (a five-column group-by of a frame of every episode
+    holds ~160 MiB of index arrays at 10^6 episodes)."""
+    from .data import combined_code, split_code
+
+    n_ep = len(e)
+    acted = ~np.isnan(x)
+    sx = np.bincount(row, weights=np.where(acted, x, 0.0), minlength=n_ep)
+    nx = np.bincount(row, weights=acted, minlength=n_ep)
+    clock_code, clocks = pd.factorize(e["clock"], sort=True)  # the clock names in sorted order
+    has = e["i"].to_numpy() >= 0
+    code, widths = combined_code([e["m"].to_numpy()[has], e["k"].to_numpy()[has], clock_code[has],
+                                  e["u"].to_numpy()[has], e["i"].to_numpy()[has]])
+    groups, at = np.unique(code, return_inverse=True)
+    clean = e["M"].to_numpy()[has] == 0
+    # pandas' sum (compensated, in row order) as the group-by of the episodes' frame summed them
+    sums = {"sx": pd.Series(sx[has]).groupby(at, sort=True).sum().to_numpy(), "nx": np.bincount(at, weights=nx[has]).astype(np.int64),
+            "n0": np.bincount(at, weights=clean).astype(np.int64),
+            "y0": np.bincount(at, weights=clean & (e["y"].to_numpy()[has] > 0)).astype(np.int64)}
+    m, k, c, u, i = split_code(groups, widths)
+    return pd.DataFrame({"m": m, "k": k, "clock": np.asarray(clocks, dtype=object)[c], "u": u, "i": i, **sums})
+
+
 def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None) -> list:
     """Across items, per model × task type × clock × unit: the correlation of an item's mean
     log-latency (its acted decisions) with its success rate among the episodes that missed no window.
@@ -466,19 +524,8 @@ def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = No
     if st is None or not len(st) or ep is None or len(ep) != len(d.episodes) or not len(d.items):
         return []
     x = log_latency(st) if x is None else x
-    e = d.episodes
-    acted = ~np.isnan(x)
-    row = episode_row(st, ep)[acted]
-    n_ep = len(e)
-    f = pd.DataFrame({"m": e["m"].to_numpy(), "k": e["k"].to_numpy(), "clock": e["clock"].to_numpy(),
-                      "u": e["u"].to_numpy(), "i": e["i"].to_numpy(),
-                      "sx": np.bincount(row, weights=x[acted], minlength=n_ep),
-                      "nx": np.bincount(row, minlength=n_ep),
-                      "n0": (e["M"].to_numpy() == 0).astype(np.int64),
-                      "y0": ((e["M"].to_numpy() == 0) & (e["y"].to_numpy() > 0)).astype(np.int64)})
-    f = f[f["i"] >= 0]
-    g = f.groupby(["m", "k", "clock", "u", "i"], sort=True, observed=True)[["sx", "nx", "n0", "y0"]].sum()
-    g = g[(g["nx"] >= 2) & (g["n0"] >= 2)].reset_index()
+    g = _item_sums(d.episodes, episode_row(st, ep), x)
+    g = g[(g["nx"] >= 2) & (g["n0"] >= 2)].reset_index(drop=True)
     informative = {(c.m, c.k, c.u) for c in d.latency.itertuples() if getattr(c, "informative", True)}
     out = []
     for (m, k, clock, u), c in g.groupby(["m", "k", "clock", "u"], sort=True, observed=True):

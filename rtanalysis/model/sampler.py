@@ -316,6 +316,10 @@ def chain_seed(seed: int, chain: int) -> int:
 _JOB: dict = {}
 
 
+#: the group of nutpie's result that holds the warm-up's draws (dropped: :func:`_run_chain`)
+WARMUP_DRAWS = "warmup_posterior"
+
+
 def _run_chain(chain: int):
     import nutpie
 
@@ -326,9 +330,14 @@ def _run_chain(chain: int):
         if progress is not None and chains:
             progress[chain] = int(chains[0].finished_draws)
 
-    return nutpie.sample(job["compiled"], draws=job["draws"], tune=job["tune"], chains=1, cores=1,
+    tree = nutpie.sample(job["compiled"], draws=job["draws"], tune=job["tune"], chains=1, cores=1,
                          seed=chain_seed(job["seed"], chain), progress_bar=False, progress_callback=report,
                          progress_rate=250, **job.get("options", {}))
+    # the warm-up's draws are not the posterior and nothing reads them (its sample stats, which say how the
+    # tuning went, stay): as large as the draws, they doubled what each chain sends back and the fit holds
+    if WARMUP_DRAWS in tree.children:
+        del tree[WARMUP_DRAWS]
+    return tree
 
 
 def usable_cores() -> int:
@@ -351,10 +360,13 @@ def _merge_chains(trees):
     import xarray as xr
 
     groups = {}
-    for name in trees[0].children:
+    for name in list(trees[0].children):
         parts = [t[name].to_dataset() for t in trees]
         merged = xr.concat(parts, dim="chain", combine_attrs="override")
         groups[name] = merged.assign_coords(chain=np.arange(len(trees)))
+        del parts
+        for t in trees:  # each chain's copy of the group goes as soon as it is merged: one group held twice, not all
+            del t[name]
     return xr.DataTree.from_dict(groups)
 
 

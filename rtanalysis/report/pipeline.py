@@ -141,10 +141,11 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
         fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
                      tune=tune, latency_family=latency_family, item_latency=item_latency,
                      clock_effects=clock_effects, structure=structure)
-        fit.to_dir(out)
-        # hashed by the fit and written by ingest: what no later stage reads need not stay in memory
-        load_result.drop_record_only_columns()
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
+        # hashed by the fit and written by ingest: what no later stage reads need not stay in memory, while
+        # the fit's tables are derived for to_dir either (the report's peak at 10^6 episodes was there)
+        load_result.drop_record_only_columns()
+        fit.to_dir(out)
     return write_report(load_result, out, fit=fit, ci_prob=ci_prob, seed=seed, figures_dir=figures_dir,
                         progress=progress, started=started, metrics=metrics)
