@@ -305,7 +305,8 @@ def command(args) -> str:
     for name, (sec, mib) in res["phases"].items():
         lines.append(f"{name:<10}{sec:9.1f}{mib:9.0f}")
     gb = lambda mib: mib * 2**20 / 1e9  # noqa: E731
-    lines += [f"{'whole':<10}{res['wall']:9.1f}{res['peak_mib']:9.0f}   ({gb(res['peak_mib']):.3f} GB); exit {res['exit']}",
+    lines += [f"{'whole':<10}{res['wall']:9.1f}{res['peak_mib']:9.0f}   ({gb(res['peak_mib']):.3f} GB); "
+              f"exit {res['exit']}",
               f"chain workers' peak {res['children_peak_mib']:.0f} MiB ({gb(res['children_peak_mib']):.3f} GB)",
               f"sampling {diag.get('sampling_only_seconds', float('nan'))} s; diagnostics ok {diag.get('ok')} "
               f"(max R-hat {diag.get('max_rhat')})"]

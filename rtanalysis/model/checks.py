@@ -487,7 +487,7 @@ def _item_sums(e: pd.DataFrame, row: np.ndarray, x: np.ndarray) -> pd.DataFrame:
     the acted decisions' log-latency sum ``sx`` and count ``nx``, the episodes that missed no window
     ``n0`` and those of them that succeeded ``y0``. ``row``: each decision's episode. Summed per episode,
     then per group over one integer code per episode (a five-column group-by of a frame of every episode
-    holds ~160 MiB of index arrays at 10^6 episodes)."""
+    holds several episode-length index arrays at once)."""
     from .data import combined_code, split_code
 
     n_ep = len(e)
@@ -501,7 +501,8 @@ def _item_sums(e: pd.DataFrame, row: np.ndarray, x: np.ndarray) -> pd.DataFrame:
     groups, at = np.unique(code, return_inverse=True)
     clean = e["M"].to_numpy()[has] == 0
     # pandas' sum (compensated, in row order) as the group-by of the episodes' frame summed them
-    sums = {"sx": pd.Series(sx[has]).groupby(at, sort=True).sum().to_numpy(), "nx": np.bincount(at, weights=nx[has]).astype(np.int64),
+    sums = {"sx": pd.Series(sx[has]).groupby(at, sort=True).sum().to_numpy(),
+            "nx": np.bincount(at, weights=nx[has]).astype(np.int64),
             "n0": np.bincount(at, weights=clean).astype(np.int64),
             "y0": np.bincount(at, weights=clean & (e["y"].to_numpy()[has] > 0)).astype(np.int64)}
     m, k, c, u, i = split_code(groups, widths)

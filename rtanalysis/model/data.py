@@ -478,7 +478,11 @@ def _success_tables(e: pd.DataFrame, by, clock_effects: bool = False):
     """(unlabelled, cap_labelled, timing_labelled, not-capable labelled (n, y)); ``clock_effects``:
     the first two also by ``t`` (1 under a timed clock)."""
     t = ["t"] if clock_effects else []
-    e = e.assign(t=e["timed"].to_numpy(np.int64)) if clock_effects else e
+    # the columns the tables read, before the filtered copies below (not every episode column, text included)
+    cols = e[["m", "k", "i", "x", "M", "y", "labelled", "capable"]]
+    if clock_effects:
+        cols["t"] = e["timed"].to_numpy(np.int64)
+    e = cols
     unl = e[~e["labelled"]]
     unlabelled = by(unl, ["m", "k", "i", "x", "M"] + t).agg(n=("y", "size"), y=("y", "sum"))
     lab = e[e["labelled"]]
@@ -517,7 +521,7 @@ def _item_types(e: pd.DataFrame, n_items: int) -> np.ndarray:
     """Each item's task type (its most frequent one)."""
     if not n_items:
         return np.zeros(0, dtype=np.int64)
-    has_item = e[e["i"] >= 0]
+    has_item = e.loc[e["i"].to_numpy() >= 0, ["i", "k"]]  # two columns, not a copy of every episode column
     return (has_item.groupby("i")["k"].agg(lambda s: s.value_counts().index[0]).reindex(range(n_items))
             .to_numpy(np.int64))
 
