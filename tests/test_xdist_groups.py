@@ -38,5 +38,7 @@ def test_a_group_runs_on_one_worker(tmp_path):
     assert len(ran) == 16, out.stdout
     grouped = {worker for worker, name in ran if name == "test_grouped"}
     assert len(grouped) == 1, f"the group ran on {sorted(grouped)}:\n{out.stdout}"
-    # and the others are still spread over both workers (the group did not serialise everything)
-    assert {worker for worker, name in ran if name == "test_free"} == {"gw0", "gw1"}, out.stdout
+    # and both workers ran tests (the group did not serialise everything). Which worker runs the ungrouped
+    # ones depends on timing: with instant tests one worker may finish all of them while the other runs the
+    # group (a CI run did), so only the use of both workers is asserted
+    assert {worker for worker, _ in ran} == {"gw0", "gw1"}, out.stdout
