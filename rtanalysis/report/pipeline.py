@@ -143,8 +143,8 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
                      clock_effects=clock_effects, structure=structure)
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
-        # hashed by the fit and written by ingest: what no later stage reads need not stay in memory, while
-        # the fit's tables are derived for to_dir either (the report's peak at 10^6 episodes was there)
+        # hashed by the fit and written by ingest: what no later stage reads need not stay in memory, not even
+        # while to_dir derives the fit's tables (the report's peak at 10^6 episodes was there)
         load_result.drop_record_only_columns()
         fit.to_dir(out)
     return write_report(load_result, out, fit=fit, ci_prob=ci_prob, seed=seed, figures_dir=figures_dir,
