@@ -66,9 +66,14 @@ def _reset_peak() -> None:
         pass
 
 
-def _status_mib(field: str) -> float | None:
-    """A memory field of /proc/self/status (``VmHWM``, ``VmRSS``) in MiB; None where there is none."""
-    for line in Path("/proc/self/status").read_text().splitlines():
+def _status_mib(field: str, pid: int | str = "self") -> float | None:
+    """A memory field of /proc/PID/status (``VmHWM``, ``VmRSS``) in MiB, of this process by default; None
+    where there is none (or the process is gone)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
         if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return None
@@ -227,16 +232,6 @@ PHASES = (("ingest", "ingesting"), ("fit", "fitting the model"), ("derived", "di
           ("figures", "drawing figures"), ("tables", "writing tables"))
 
 
-def _proc_kib(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def _children(pid: int) -> list[int]:
     out = []
     try:
@@ -269,8 +264,9 @@ def run_command(cmd: list[str], every: float = 0.25) -> dict:
     reader.start()
     samples, child_peak = [], 0
     while proc.poll() is None:
-        samples.append((time.perf_counter() - t0, _proc_kib(proc.pid, "VmRSS"), _proc_kib(proc.pid, "VmHWM")))
-        child_peak = max([child_peak] + [_proc_kib(c, "VmHWM") for c in _children(proc.pid)])
+        samples.append((time.perf_counter() - t0, _status_mib("VmRSS", proc.pid) or 0.0,
+                        _status_mib("VmHWM", proc.pid) or 0.0))
+        child_peak = max([child_peak] + [_status_mib("VmHWM", c) or 0.0 for c in _children(proc.pid)])
         time.sleep(every)
     wall = time.perf_counter() - t0
     reader.join(timeout=10)
@@ -280,10 +276,10 @@ def run_command(cmd: list[str], every: float = 0.25) -> dict:
         inside = [(rss, hwm) for t, rss, hwm in samples if start <= t < end]
         hwm = max((h for _, h in inside), default=before)
         peak = hwm if hwm > before else max((r for r, _ in inside), default=0)  # the HWM did not rise here
-        phases[name] = (end - start, peak / 1024)
+        phases[name] = (end - start, peak)
         before = max(before, hwm)
-    return {"wall": wall, "exit": proc.returncode, "phases": phases, "peak_mib": before / 1024,
-            "children_peak_mib": child_peak / 1024}
+    return {"wall": wall, "exit": proc.returncode, "phases": phases, "peak_mib": before,
+            "children_peak_mib": child_peak}
 
 
 def command(args) -> str:
