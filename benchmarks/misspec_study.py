@@ -34,13 +34,15 @@ def run(args) -> None:
     reps = [args.only_rep] if args.only_rep is not None else range(args.reps)
     for r in reps:
         for preset in presets:
-            for labelled in (True, False):
+            # latency by correctness needs the labels: an unlabelled fit of it would be the base model's
+            for labelled in (True,) if args.latency_by_correctness else (True, False):
                 if (preset, labelled, r) in done:
                     continue
                 t = time.time()
                 s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {},
                                          latency_family=args.latency_family, item_latency=args.item_latency,
-                                         clock_effects=args.clock_effects)
+                                         clock_effects=args.clock_effects,
+                                         latency_by_correctness=args.latency_by_correctness)
                 s.insert(0, "preset", preset)
                 s.insert(1, "labelled", labelled)
                 s["fit_ok"] = bool(diag["ok"])
@@ -130,6 +132,8 @@ def main(argv=None):
                    help="the fit's latency family (auto: chosen by LOO per fit)")
     r.add_argument("--item-latency", action="store_true", help="fit item time intensities (fit(item_latency=True))")
     r.add_argument("--clock-effects", action="store_true", help="fit clock effects (fit(clock_effects=True))")
+    r.add_argument("--latency-by-correctness", action="store_true",
+                   help="fit a latency shift of wrong decisions (fit(latency_by_correctness=True); labelled fits only)")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
     r.add_argument("--scores", default="benchmarks/results/misspec_scores.csv")
     r.set_defaults(func=run)

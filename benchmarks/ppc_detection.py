@@ -32,13 +32,14 @@ OLD_FAMILIES = {"share_early": "timing_shares", "share_late_or_silent": "timing_
 
 
 def one(preset: str, rep: int, draws: int, chains: int, labelled: bool = False,
-        item_latency: bool = False, latency_family: str = "normal", clock_effects: bool = False) -> pd.DataFrame:
+        item_latency: bool = False, latency_family: str = "normal", clock_effects: bool = False,
+        latency_by_correctness: bool = False) -> pd.DataFrame:
     from rtanalysis import fit
     from rtanalysis.simulate import simulate
 
     sim = simulate(preset, seed=rep, labelled=labelled)
     res = fit(sim.load(), draws=draws, chains=chains, seed=rep, progress=False, tune=None, item_latency=item_latency,
-              latency_family=latency_family, clock_effects=clock_effects)
+              latency_family=latency_family, clock_effects=clock_effects, latency_by_correctness=latency_by_correctness)
     from rtanalysis.model.checks import family_flags
 
     out = family_flags(res.ppc())[["family", "rows", "extreme_rows"]]
@@ -63,6 +64,8 @@ def main(argv=None) -> int:
                     "correctness check); use another --out")
     ap.add_argument("--item-latency", action="store_true", help="fit item time intensities; use another --out")
     ap.add_argument("--clock-effects", action="store_true", help="fit clock effects; use another --out")
+    ap.add_argument("--latency-by-correctness", action="store_true",
+                    help="fit a latency shift of wrong decisions (with --labelled); use another --out")
     ap.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture", "auto"),
                     help="the fit's latency family; use another --out")
     args = ap.parse_args(argv)
@@ -76,7 +79,7 @@ def main(argv=None) -> int:
                 continue
             t = time.time()
             block = one(preset, rep, args.draws, args.chains, args.labelled, args.item_latency, args.latency_family,
-                        args.clock_effects)
+                        args.clock_effects, args.latency_by_correctness)
             block.to_csv(args.out, mode="a", header=not os.path.exists(args.out), index=False)
             print(f"{preset} rep {rep}: {time.time() - t:.0f} s", file=sys.stderr, flush=True)
     print(summary(pd.read_csv(args.out)))

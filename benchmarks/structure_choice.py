@@ -2,8 +2,9 @@
 structure that generated the data: every misspecification preset (3 models × 2 task types, 60
 episodes per cell), labelled and unlabelled, several replicates. ``difficulty_latency`` (hard items
 are slow) is generated with item time intensities, ``clock_adaptive`` (the agent thinks less under the
-wall clock) with a timed capability effect; the others break other assumptions and have neither, so
-the base structure is the right answer there.
+wall clock) with a timed capability effect, ``speed_accuracy`` (thinking longer helps) labelled with a
+latency shift of wrong decisions (unlabelled, no structure can see it: base); the others break other
+assumptions and have none, so the base structure is the right answer there.
 
 Run:   .venv/bin/python benchmarks/structure_choice.py run --reps 3 --out benchmarks/results/structure_choice.csv
        .venv/bin/python benchmarks/structure_choice.py summary --out benchmarks/results/structure_choice.csv
@@ -26,6 +27,12 @@ from _results import done_runs  # noqa: E402
 
 #: the structure each preset was generated with (the others: base)
 GENERATED = {"difficulty_latency": "item_latency", "clock_adaptive": "clock_effects"}
+#: ... where the decisions' labels are logged (latency by correctness needs them)
+GENERATED_LABELLED = {**GENERATED, "speed_accuracy": "latency_by_correctness"}
+
+
+def generated(preset: str, labelled: bool) -> str:
+    return (GENERATED_LABELLED if labelled else GENERATED).get(preset, "base")
 
 
 def run(args) -> None:
@@ -38,7 +45,7 @@ def run(args) -> None:
     done = done_runs(args.out, ["preset", "labelled", "rep"])
     for r in range(args.reps):
         for preset in presets:
-            for labelled in (True, False):
+            for labelled in (True,) if args.labelled_only else (True, False):
                 if (preset, labelled, r) in done:
                     continue
                 t = time.time()
@@ -54,12 +61,12 @@ def run(args) -> None:
                 table.insert(0, "preset", preset)
                 table.insert(1, "labelled", labelled)
                 table.insert(2, "rep", r)
-                table.insert(3, "generated", GENERATED.get(preset, "base"))
+                table.insert(3, "generated", generated(preset, labelled))
                 table["seconds"] = round(time.time() - t, 1)
                 table.to_csv(args.out, mode="a", header=not os.path.exists(args.out), index=False)
                 chosen = table.loc[table["chosen"], "structure"].iloc[0]
                 print(f"{time.strftime('%H:%M:%S')} {preset} labelled={labelled} rep={r} {table['seconds'].iloc[0]}s "
-                      f"chosen {chosen} (generated {GENERATED.get(preset, 'base')})", file=sys.stderr, flush=True)
+                      f"chosen {chosen} (generated {generated(preset, labelled)})", file=sys.stderr, flush=True)
 
 
 def summary(args) -> pd.DataFrame:
@@ -113,6 +120,7 @@ def main() -> None:
     r.add_argument("--chains", type=int, default=4)
     r.add_argument("--tune", default="auto", type=lambda x: x if x == "auto" else int(x))
     r.add_argument("--presets", nargs="*")
+    r.add_argument("--labelled-only", action="store_true", help="labelled logs only")
     r.add_argument("--out", required=True)
     r.set_defaults(func=run)
     s = sub.add_parser("summary")

@@ -153,3 +153,67 @@ def test_item_latency_check_flags_slow_hard_items_without_labels():
     assert len(null) >= 40 and null["extreme"].mean() <= 0.1
     assert abs(null["observed"].mean()) < 0.1  # centred on 0, as the permutation distribution is
     assert not family_flags(null.assign(kind="posterior")).loc[0, "flagged"]
+
+
+def _within_item_rows(preset, seed):
+    """A default fit's ``latency_success_within_items`` rows on an unlabelled preset, and the fit."""
+    from rtanalysis.model import fit
+    from rtanalysis.simulate import simulate
+
+    res = fit(simulate(preset, seed=seed, labelled=False).load(), draws=200, chains=2, seed=seed, progress=False,
+              tune=None)
+    checks = res.ppc()
+    return checks[checks["check"] == "latency_success_within_items"], res
+
+
+def test_within_item_latency_success_check_flags_speed_accuracy_without_labels():
+    """Unlabelled logs: where thinking longer helps (``speed_accuracy``), the episodes of an item that
+    took longer succeed more often among those that missed nothing, so the covariance is positive in
+    most cells and the family is flagged; on the well-specified preset (whose episode lengths vary within
+    items) it is not, and the extreme rows stay near chance."""
+    entangled = pd.concat([_within_item_rows("speed_accuracy", s)[0] for s in (0, 1)])
+    assert len(entangled) >= 12 and (entangled["observed"] > 0).mean() >= 0.8, entangled
+    flags = family_flags(entangled.assign(kind="posterior"))
+    assert flags.loc[0, "family"] == "latency_by_outcome" and flags.loc[0, "flagged"], flags
+    null = pd.concat([_within_item_rows("mixed", s)[0] for s in (0, 1)])
+    assert len(null) >= 40 and null["extreme"].mean() <= 0.1
+    assert not family_flags(null.assign(kind="posterior")).loc[0, "flagged"]
+
+
+def test_within_item_latency_success_check_matches_a_per_episode_replicate():
+    """One cell's row against the statistic computed from the frames with pandas and against per-episode
+    Bernoulli replicates: the same observed covariance (each episode's P(capable) from the fit), and the
+    class-summed normal limit's mean and SD within 5 % of the per-episode replicates' (200 draws × 50
+    replicates each)."""
+    from rtanalysis.model import checks as checks_mod
+    from rtanalysis.model.derived import capable_probability
+
+    _, res = _within_item_rows("speed_accuracy", 0)
+    p = res._params.take(np.arange(200))
+    rows = checks_mod._latency_success_within_items_rows(res, p, np.random.default_rng(0), 0.025)
+    r = dict(zip(["model", "task_type", "clock", "time_unit", "check", "observed", "predicted", "predicted_lo",
+                  "predicted_hi", "p_value"], rows[0]))
+    d = res.data
+    st = res.steps[(res.steps["model"] == r["model"]) & (res.steps["task_type"] == r["task_type"])
+                   & (res.steps["clock"] == r["clock"])].copy()
+    st["x"] = np.log(st["latency"])
+    per_ep = st.groupby(["run_id", "episode_id"], observed=True).agg(lat=("x", "mean"), n=("x", "count"))
+    missed = st.assign(miss=st["too_early"].fillna(False).astype(bool) | st["too_late"].fillna(False).astype(bool)
+                       | st["no_action"].astype(bool)).groupby(["run_id", "episode_id"], observed=True)["miss"].any()
+    codes = d.episodes.set_index(pd.MultiIndex.from_frame(res.episodes[["run_id", "episode_id"]]))
+    e = per_ep.join(missed).join(codes[["m", "k", "i", "x", "y", "timed"]])
+    e = e[(e["n"] > 0) & ~e["miss"]]
+    dl = (e["lat"] - e.groupby("i")["lat"].transform("mean")).to_numpy()
+    m, k = int(e["m"].iloc[0]), int(e["k"].iloc[0])
+    p_cap = capable_probability(p, d, m, k, e["i"].to_numpy(), e["x"].to_numpy(), bool(e["timed"].iloc[0]))
+    p_bar = p_cap.mean(axis=0)
+    assert float((dl * (e["y"].to_numpy() - p_bar)).sum() / len(e)) == pytest.approx(r["observed"], rel=1e-9)
+    rng = np.random.default_rng(1)
+    y_rep = rng.random((50,) + p_cap.shape) < p_cap  # (replicates, draws, episodes)
+    t_rep = ((y_rep - p_bar) @ dl / len(e)).ravel()
+    # the row's replicate, one normal draw per posterior draw: its mean and SD from 200 000 of them
+    big = checks_mod._latency_success_within_items_rows(res, p.take(np.repeat(np.arange(200), 1000)),
+                                                        np.random.default_rng(2), 0.025)[0]
+    lo, hi = big[7], big[8]
+    assert big[6] == pytest.approx(t_rep.mean(), abs=0.05 * t_rep.std())
+    assert (hi - lo) / (2 * 1.96) == pytest.approx(t_rep.std(), rel=0.05)

@@ -94,7 +94,48 @@ def test_latency_terms_add_up_to_the_models_latency_potentials(clock_effects):
         np.testing.assert_allclose(terms, potentials, rtol=1e-9)
 
 
-@pytest.mark.parametrize("family", ["normal", "t"])
+def _half_unlabelled(steps: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """``steps`` with the content label of every other episode's decisions dropped (mixed data: an
+    unlabelled decision enters at its cell's wrong share)."""
+    keys = steps["episode_id"].astype(str)
+    drop = keys.isin(keys.drop_duplicates().sample(frac=0.5, random_state=seed))
+    return steps.assign(correct_at_obs=steps["correct_at_obs"].astype(object).where(~drop, None))
+
+
+def test_latency_by_correctness_terms_add_up_to_the_models_latency_potentials():
+    """With latency by correctness, on data with correct, wrong and unlabelled decisions: the timed
+    decisions' terms log N(x | μ + δ_mk·w, σ) summed at random points equal the model's ``latency_obs`` +
+    ``latency_wrong_obs`` potentials (clock effects: the model's latencies are the timed decisions), and
+    each cell's sums are those of its decisions' weights w (1 wrong, 0 correct, the cell's wrong share q
+    of its labelled decisions where unlabelled)."""
+    from rtanalysis.model.structures import latency_log_likelihood, timed_latencies
+
+    lr = simulate("speed_accuracy", seed=3, tasks=6, seeds=4, labelled=True).load()
+    steps = _half_unlabelled(lr.steps)
+    d = aggregate(lr.episodes, steps, clock_effects=True, latency_by_correctness=True)
+    obs = timed_latencies(lr.episodes, steps)
+    label = steps.loc[steps["latency"].notna() & (steps["clock"] != "paused"), "correct_at_obs"]
+    assert len(obs) == len(label) and label.isna().mean() > 0.3 and (label == False).sum() >= 10  # noqa: E712
+    # the cell sums, against the decisions' weights
+    L = d.latency.set_index(["m", "k", "u"])
+    for (m, k, u), g in obs.groupby(["m", "k", "u"]):
+        lab = g["w"].isin([0.0, 1.0])
+        q = L.loc[(m, k, u), "q_wrong"]
+        assert q == pytest.approx(g.loc[lab, "w"].mean() if lab.any() else 0.0)
+        assert np.allclose(g.loc[~lab, "w"], q)
+        np.testing.assert_allclose([g["w"].sum(), (g["w"] * g["x"]).sum(), (g["w"] ** 2).sum()],
+                                   L.loc[(m, k, u), ["w_n", "w_s1", "w_n2"]].to_numpy(float), rtol=1e-12)
+    model = build_model(d)
+    for seed in (1, 2):
+        ds = _point_draws(model, seed)
+        p = param_draws(ds, d, seed=seed)
+        assert p.wrong_lat is not None and np.abs(p.wrong_lat).max() > 0.05
+        terms = latency_log_likelihood(p, obs)[0].sum()
+        potentials = float(ds["latency_obs"].values.ravel()[0] + ds["latency_wrong_obs"].values.ravel()[0])
+        np.testing.assert_allclose(terms, potentials, rtol=1e-9)
+
+
+@pytest.mark.parametrize("family", ["normal", "t", "by_correctness"])
 def test_silent_terms_add_up_to_the_models_silence_hurdle(family):
     """At random points (with item time intensities where the family allows them): Σ over silent
     decisions of the terms with the no-answer mode (P(mode) = 1) and without it (0), per model, plus the
@@ -103,20 +144,25 @@ def test_silent_terms_add_up_to_the_models_silence_hurdle(family):
     from rtanalysis.model.structures import SILENT_COLUMNS, silent_log_likelihood
 
     lr = simulate("mixed", seed=5, tasks=6, seeds=4).load()
-    d = aggregate(lr.episodes, lr.steps)
+    by_correctness = family == "by_correctness"  # S(g) a mixture of the cell's correct and wrong decisions
+    d = aggregate(lr.episodes, _half_unlabelled(lr.steps) if by_correctness else lr.steps,
+                  latency_by_correctness=by_correctness)
     item_latency = family == "normal"
-    model = build_model(d, family, item_latency=item_latency)
-    groups = d.censored[SILENT_COLUMNS]
+    model = build_model(d, "normal" if by_correctness else family, item_latency=item_latency)
+    groups = d.censored[SILENT_COLUMNS + ["cell"]]
+    if by_correctness:
+        q = d.latency["q_wrong"].to_numpy()[groups["cell"]]
+        assert ((q > 0.05) & (q < 0.95)).mean() > 0.5
     count = d.censored["count"].to_numpy(float)
     assert count.sum() > 30 and len(count) > 10 and (d.censored["i"] >= 0).any()
     m, n_models = d.censored["m"].to_numpy(), len(d.models)
     for seed in (1, 2, 3):
         ds = _point_draws(model, seed)
         p = param_draws(ds, d, seed=seed)
-        assert (p.item_lat is not None) == item_latency
+        assert (p.item_lat is not None) == item_latency and (p.wrong_lat is not None) == by_correctness
         pi = ds["silence"].values.reshape(1, -1)
-        branch = {mode: np.bincount(m, weights=silent_log_likelihood(p, groups, pi, np.full_like(pi, mode))[0] * count,
-                                    minlength=n_models) for mode in (1.0, 0.0)}
+        branch = {mode: np.bincount(m, weights=silent_log_likelihood(p, groups, pi, np.full_like(pi, mode), d)[0]
+                                    * count, minlength=n_models) for mode in (1.0, 0.0)}
         acted = np.bincount(d.exposure["m"], weights=d.exposure["n_acted"] * np.log1p(-pi[0, d.exposure["m"]]),
                             minlength=n_models)
         rho = float(ds["silence_prevalence"].values.ravel()[0])
@@ -128,16 +174,24 @@ def test_silent_terms_add_up_to_the_models_silence_hurdle(family):
 def test_structures_applicable_to_the_data():
     """Clock effects need a model run paused and timed; item time intensities items with latencies."""
     both = simulate("clock_adaptive", seed=3, tasks=3, seeds=2, labelled=False).load()
-    assert applicable_structures(aggregate(both.episodes, both.steps)) == list(STRUCTURES)
+    assert applicable_structures(aggregate(both.episodes, both.steps)) == UNLABELLED_STRUCTURES
     assert applicable_structures(aggregate(both.episodes, both.steps), "t") == ["base", "clock_effects"]
+    # labelled episodes with and without a wrong decision: the latency shift of wrong decisions too
+    labelled = simulate("clock_adaptive", seed=3, tasks=3, seeds=2, labelled=True).load()
+    assert applicable_structures(aggregate(labelled.episodes, labelled.steps)) == list(STRUCTURES)
+    assert applicable_structures(aggregate(labelled.episodes, labelled.steps), "t") == ["base", "clock_effects"]
     timed = both.episodes["clock"] != "paused"
     keys = set(zip(both.episodes.loc[timed, "run_id"], both.episodes.loc[timed, "episode_id"]))
     steps = both.steps[[key in keys for key in zip(both.steps["run_id"], both.steps["episode_id"])]]
     assert applicable_structures(aggregate(both.episodes[timed], steps)) == ["base", "item_latency"]
 
 
+#: the structures without latency by correctness (which needs labels)
+UNLABELLED_STRUCTURES = [s for s, opts in STRUCTURES.items() if not opts.get("latency_by_correctness")]
+
+
 def test_the_simplest_structure_within_the_noise_is_chosen():
-    t = pd.DataFrame({"structure": list(STRUCTURES), "elpd_loo": [-1010.0, -1008.0, -990.0, -989.0],
+    t = pd.DataFrame({"structure": UNLABELLED_STRUCTURES, "elpd_loo": [-1010.0, -1008.0, -990.0, -989.0],
                       "se_diff": [6.0, 6.0, 1.5, 0.0], "diagnostics_ok": [True, True, True, True]})
     assert choose_structure(t) == "clock_effects"  # 1 below the best, within 4; base 21 below, > 2 SE
     t["se_diff"] = [12.0, 12.0, 1.5, 0.0]  # base 21 below but within 2 SE: the simplest stays
@@ -149,7 +203,7 @@ def test_the_simplest_structure_within_the_noise_is_chosen():
 def test_the_summary_says_when_the_best_structure_did_not_converge():
     from rtanalysis.model.structures import choice_summary
 
-    t = pd.DataFrame({"structure": list(STRUCTURES), "elpd_loo": [-1700.0, -1300.0, -1705.0, -1313.0],
+    t = pd.DataFrame({"structure": UNLABELLED_STRUCTURES, "elpd_loo": [-1700.0, -1300.0, -1705.0, -1313.0],
                       "se_diff": [30.0, 0.0, 30.0, 3.6], "diagnostics_ok": [True, False, True, True],
                       "n_high_k": 0, "n_episodes": 720, "n_decisions": 1332})
     t["elpd_diff"] = t["elpd_loo"].max() - t["elpd_loo"]
@@ -203,7 +257,7 @@ def test_loo_chooses_the_structure_that_generated_the_data(tmp_path, preset, gen
     assert main(["fit", str(tmp_path / "logs"), "--out", str(out), "--structure", "auto", "--draws", "400",
                  "--chains", "2", "--tune", "400", "--seed", "100", "--quiet"]) == 0
     table = pd.read_csv(out / "structure_loo.csv")
-    assert list(table["structure"]) == list(STRUCTURES)
+    assert list(table["structure"]) == UNLABELLED_STRUCTURES
     chosen = table.set_index("structure")
     assert chosen["chosen"].sum() == 1 and chosen.loc[generated, "chosen"], table
     assert chosen.loc[generated, "max_pareto_k"] <= 0.7 and (chosen["n_decisions"] > 0).all(), table

@@ -10,6 +10,9 @@ COUNTERFACTUAL_ASSUMPTIONS: dict[str, str] = {
                          "does not change what it decides (each decision's content is held fixed).",
     "latency_independent_of_correctness": "Latency is independent of correctness given the model, task type and "
                                           "item (hard items are not also the slow ones).",
+    "latency_given_correctness": "Given the model, task type and whether a decision is right, its latency is "
+                                 "independent of the rest; a capable episode's decisions have the latency of the "
+                                 "correct ones (wrong decisions' own shift is fitted: latency_by_correctness).",
     "environment_fixed": "Windows, give-up times and episode length are not changed by latency.",
     "pure_scale": "A pure change of scale: every latency is multiplied by the same lambda; the spread, the tail, "
                   "the share of the slow mode (mixture family) and the silence mode are unchanged.",
@@ -27,9 +30,17 @@ SCENARIO_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def assumptions_for(scenario: str) -> list[str]:
-    """The statements a counterfactual ``scenario`` (``scale`` or ``as:<model>``) rests on."""
+#: a structure option (:data:`.structures.STRUCTURES`) → the assumption it weakens and the one in its place
+STRUCTURE_ASSUMPTIONS: dict[str, tuple[str, str]] = {
+    "latency_by_correctness": ("latency_independent_of_correctness", "latency_given_correctness"),
+}
+
+
+def assumptions_for(scenario: str, **structure: bool) -> list[str]:
+    """The statements a counterfactual ``scenario`` (``scale`` or ``as:<model>``) rests on, under the fit's
+    ``structure`` options (e.g. ``latency_by_correctness=True``: :data:`STRUCTURE_ASSUMPTIONS`)."""
     kind = "as" if scenario.startswith("as:") else scenario
     if kind not in SCENARIO_ASSUMPTIONS:
         raise ValueError(f"unknown counterfactual scenario {scenario!r}; expected 'scale' or 'as:<model>'")
-    return [COUNTERFACTUAL_ASSUMPTIONS[a] for a in SCENARIO_ASSUMPTIONS[kind]]
+    swap = dict(STRUCTURE_ASSUMPTIONS[name] for name, on in structure.items() if on and name in STRUCTURE_ASSUMPTIONS)
+    return [COUNTERFACTUAL_ASSUMPTIONS[swap.get(a, a)] for a in SCENARIO_ASSUMPTIONS[kind]]

@@ -21,7 +21,7 @@ MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_ite
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
                "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat", "timed_cap",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
-               "type_sigma", "nu", "slow_mode_share", "mode_gap")
+               "type_sigma", "nu", "slow_mode_share", "mode_gap", "wrong_lat")
 
 
 def _prior(name: str, dims=None, initval=None, **fill):
@@ -133,7 +133,8 @@ def latency_cells(d: ModelData):
     """(rows, mu, log sigma, model index) of each row of ``d.latency`` (padded to one row when
     empty), in a model context."""
     mu_g, ls_g = latency_params(d)
-    L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0, "informative": True})
+    L = _pad(d.latency, {"m": 0, "k": 0, "u": 0, "n": 0, "s1": 0.0, "s2": 0.0, "informative": True,
+                         "w_n": 0.0, "w_s1": 0.0, "w_n2": 0.0, "q_wrong": 0.0})
     cu, cm, ck = (_data(f"lat_{c}", L[c], "int64") for c in ("u", "m", "k"))
     return L, mu_g[cu, cm, ck], ls_g[cu, cm, ck], cm
 
@@ -159,6 +160,9 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
     if item_latency and latency_family != "normal":
         raise ValueError("item_latency=True needs latency_family='normal' (the item time intensity is written on "
                          "the Normal sufficient statistics)")
+    if d.latency_by_correctness and (latency_family != "normal" or item_latency):
+        raise ValueError("latency_by_correctness=True needs latency_family='normal' and no item_latency (the shift "
+                         "of wrong decisions is written on the Normal sufficient statistics of each cell)")
     # one graph for every dataset: an empty table becomes one zero-count row (adds 0 to the
     # log-density), a dataset without task ids gets one unused item, data enter as pm.Data and sizes
     # as the model's shared dim lengths, never as constants; so the compiled log-density (PyTensor's
@@ -171,7 +175,8 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         shape = latency_shape(fam, d)
         _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m)
         item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
-        _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0])
+        wrong = _wrong_shift(d, L, mu, log_sigma) if d.latency_by_correctness else None
+        _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0], wrong)
         log_capable = _capability(d, item_lat, d.clock_effects)
         _success_likelihood(d, log_capable)
         _capable_labelled(d, log_capable)
@@ -280,11 +285,43 @@ def _item_time_intensity(d: ModelData, mu, log_sigma):
     return tau, _data("item_has_latency", (per_item > 0).astype(float), "float64")
 
 
-def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, item_lat=None) -> None:
+def _wrong_shift(d: ModelData, L, mu, log_sigma):
+    """Latency by correctness (``d.latency_by_correctness``, labelled data): a content-wrong decision's
+    log-latency is Normal(μ + δ_mk, σ), a correct one's Normal(μ, σ) (δ = ``wrong_lat``), so μ is the
+    mean of the correct decisions, the ones a capable episode is made of: p_timely and the latency
+    counterfactuals use their latency. Where thinking longer helps (the ``speed_accuracy`` preset),
+    correct decisions are the slow ones; a model that pools them with the wrong ones puts capable
+    episodes too early (p_timely too high). An unlabelled decision enters at the cell's mixture mean
+    (:func:`.data.wrong_weights`). Written on each cell's sums of the wrong decisions
+    (:func:`.data.correctness_sums`). Returns (δ per latency row, the cell's wrong share q per row)."""
+    model = pm.modelcontext(None)
+    delta = _prior("wrong_lat", dims=("model", "task_type"))[model["lat_m"], model["lat_k"]]
+    keep = informative_cells(L)
+    wn, ws1, wn2 = (_data(f"lat_{c}", L[c].to_numpy(float) * keep, "float64") for c in ("w_n", "w_s1", "w_n2"))
+    pm.Potential("latency_wrong_obs", pt.sum((delta * (ws1 - wn * mu) - 0.5 * wn2 * delta**2)
+                                             / pt.exp(log_sigma) ** 2))
+    return delta, _data("lat_q_wrong", np.clip(L["q_wrong"].to_numpy(float), WRONG_SHARE_FLOOR,
+                                               1 - WRONG_SHARE_FLOOR), "float64")
+
+
+#: the wrong share q of a cell, kept off 0 and 1 where it weights log-probabilities (log 0 has no gradient)
+WRONG_SHARE_FLOOR = 1e-12
+
+
+def mixed_log_sf(fam_logsf, log_point, mu, sigma, shift, q, logaddexp, log, log1p, **shape):
+    """log P(L > point) of a decision whose content is wrong with probability q (log-latency mean μ + shift)
+    and right otherwise (mean μ): one formula for the model (PyTensor) and the derived quantities (numpy)."""
+    return logaddexp(log1p(-q) + fam_logsf(log_point, mu, sigma, **shape),
+                     log(q) + fam_logsf(log_point, mu + shift, sigma, **shape))
+
+
+def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, item_lat=None, wrong=None) -> None:
     """Silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
     mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
     otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
-    Marginalised over the indicator; the derived quantities draw it from its conditional."""
+    Marginalised over the indicator; the derived quantities draw it from its conditional. ``wrong``
+    (latency by correctness): S(g) is the cell's mixture of correct and wrong decisions (its wrong
+    share q of the labelled ones: a silence has no content to label)."""
     silence = _prior("silence", dims="model")
     prevalence = _prior("silence_prevalence")
     C = _pad(d.censored, {"m": 0, "i": -1, "cell": 0, "log_close": 0.0, "count": 0})
@@ -293,7 +330,11 @@ def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, it
     log_c = _data("cens_log_close", C["log_close"], "float64")
     count = _data("cens_count", C["count"], "float64")
     mu_c = mu[cell] if item_lat is None else mu[cell] + item_lat[_data("cens_i", C["i"], "int64")]
-    log_s = fam.pt_logsf(log_c, mu_c, sigma[cell], **shape_at(fam, shape, cm_))
+    if wrong is None:
+        log_s = fam.pt_logsf(log_c, mu_c, sigma[cell], **shape_at(fam, shape, cm_))
+    else:
+        log_s = mixed_log_sf(fam.pt_logsf, log_c, mu_c, sigma[cell], wrong[0][cell], wrong[1][cell], pt.logaddexp,
+                             pt.log, pt.log1p, **shape_at(fam, shape, cm_))
     E = _pad(d.exposure, {"m": 0, "n_acted": 0})
     em = _data("exp_m", E["m"], "int64")
     en = _data("exp_n", E["n_acted"], "float64")

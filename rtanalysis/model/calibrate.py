@@ -49,14 +49,15 @@ def score_counterfactuals(counterfactuals: pd.DataFrame, cf_truth: pd.DataFrame)
 
 def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, ci_prob: float, labelled: bool,
                    counterfactuals: bool, sim_overrides: dict, latency_family: str = "normal",
-                   item_latency: bool = False, clock_effects: bool = False):
+                   item_latency: bool = False, clock_effects: bool = False, latency_by_correctness: bool = False):
     from ..simulate import simulate
     from ..simulate.misspec import counterfactual_truth
     from .fit import fit
 
     sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
     res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, ci_prob=ci_prob, progress=False,
-              tune=None, latency_family=latency_family, item_latency=item_latency, clock_effects=clock_effects)
+              tune=None, latency_family=latency_family, item_latency=item_latency, clock_effects=clock_effects,
+              latency_by_correctness=latency_by_correctness)
     s = score_fit(res.decomposition(), sim.truth)
     if counterfactuals:
         cf = res.counterfactuals(lambdas=(1.0, *CF_LAMBDAS), as_models=True)
@@ -65,6 +66,7 @@ def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, ci_p
     s["latency_family"] = res.latency_family  # the one fitted (``auto`` chooses per replicate)
     s["item_latency"] = res.item_latency
     s["clock_effects"] = res.clock_effects
+    s["latency_by_correctness"] = res.latency_by_correctness
     return s, res.diagnostics
 
 

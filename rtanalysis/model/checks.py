@@ -20,6 +20,10 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
 * ``latency_success_corr_across_items`` per model × task type × clock × unit: across items, the
   correlation of an item's mean log-latency with its success rate among the episodes that missed no
   window, against its permutation distribution (:func:`_item_latency_rows`; labelled or not);
+* ``latency_success_within_items`` per model × task type × clock × unit: among episodes that missed no
+  window, the covariance of an episode's mean log-latency (less its item's mean) with its success less
+  its posterior P(capable), replicated given the latencies from Bernoulli(P(capable)) (labelled or not:
+  a speed–accuracy trade-off unlabelled logs can show; :func:`_latency_success_within_items_rows`);
 * ``latency_correct_minus_wrong`` per latency cell of labelled data: mean log-latency of correct
   minus wrong acted decisions, against its permutation distribution under the model's independence
   of latency and correctness (:func:`_latency_by_correctness_rows`);
@@ -77,10 +81,19 @@ CHECK_FAMILIES = {
                                           "try item_latency=True (rtanalysis report --item-latency), item time "
                                           "intensities paired with the items' difficulty (docs/model.md), or "
                                           "--structure auto to let PSIS-LOO choose"),
+    "latency_success_within_items": ("latency_by_outcome", "on the same item, episodes that took longer succeed "
+                                     "more (or less) often, without any missed window: latency and correctness are "
+                                     "entangled within items (thinking longer helps), which p_timely and the latency "
+                                     "counterfactuals assume away (docs/model.md, Assumptions; a positive covariance "
+                                     "makes p_timely optimistic). With decision labels logged (correct_at_obs): "
+                                     "latency_by_correctness=True (rtanalysis report --latency-by-correctness); "
+                                     "without them no structure of the model can separate it"),
     "latency_correct_minus_wrong": ("latency_by_correctness", "correct and wrong decisions differ in latency: "
-                                    "latency and correctness are entangled (hard items slow the agent: try "
-                                    "item_latency=True; or thinking longer helps), which p_timely and the latency "
-                                    "counterfactuals assume away (docs/model.md, Assumptions)"),
+                                    "latency and correctness are entangled, which p_timely and the latency "
+                                    "counterfactuals assume away (docs/model.md, Assumptions): thinking longer "
+                                    "helps: try latency_by_correctness=True (rtanalysis report "
+                                    "--latency-by-correctness), wrong decisions with their own latency; hard items "
+                                    "slow the agent: item_latency=True; or --structure auto to let PSIS-LOO choose"),
 }
 #: "near the close": the last 10 % of the time to the window close
 NEAR_CLOSE = 0.1
@@ -440,13 +453,16 @@ def _latency_rows(res, p: ParamDraws, idx: np.ndarray, rng, a: float, x: np.ndar
 MIN_PER_LABEL = 5
 
 
-def _latency_by_correctness_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None) -> list:
+def _latency_by_correctness_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None,
+                                 wrong_lat: np.ndarray | None = None) -> list:
     """Labelled data: per latency cell, mean log-latency of content-correct acted decisions minus
     that of wrong ones. The model makes latency independent of correctness within a cell, so under
     it the labels are exchangeable over the cell's latencies: the statistic's predictive
     distribution given the observed latencies is the permutation distribution, mean 0 and SD
     s·√(1/n_c + 1/n_w) (s = the cell's SD), drawn here as its normal limit (a conditional
-    predictive check; it needs no latency family, so it also holds for the t fit)."""
+    predictive check; it needs no latency family, so it also holds for the t fit). With latency by
+    correctness (``wrong_lat``: (replicates, model, task_type) draws of δ, wrong minus correct) the
+    replicate's mean is −δ_mk per draw and s the SD within the two groups."""
     d, st = res.data, res.steps
     if st is None or not len(st) or "correct_at_obs" not in st:
         return []
@@ -466,7 +482,11 @@ def _latency_by_correctness_rows(res, n_rep: int, rng, a: float, x: np.ndarray |
         if key not in informative or min(n_c, n_w) < MIN_PER_LABEL or not sd > 0:
             continue
         observed = float(xv[right].mean() - xv[~right].mean())
-        rep = rng.normal(0.0, sd * np.sqrt(1 / n_c + 1 / n_w), n_rep)
+        mean = 0.0
+        if wrong_lat is not None:
+            mean = -wrong_lat[:n_rep, d.models.index(key[0]), d.task_types.index(key[1])]
+            sd = float(np.sqrt((np.var(xv[right]) * n_c + np.var(xv[~right]) * n_w) / max(n_c + n_w - 2, 1)))
+        rep = rng.normal(mean, sd * np.sqrt(1 / n_c + 1 / n_w), n_rep)
         out.append(_row((key[0], key[1], "all", key[2]), "latency_correct_minus_wrong", observed, rep, a))
     return out
 
@@ -540,6 +560,69 @@ def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = No
     return out
 
 
+#: fewest episodes (in items with two or more of them) of a row for its within-item latency–success check
+MIN_WITHIN_EPISODES = 10
+
+
+def _latency_success_within_items_rows(res, p: ParamDraws, rng, a: float, x: np.ndarray | None = None) -> list:
+    """Per model × task type × clock × unit, among the episodes that missed no window and acted at
+    least once: T = Σ_e (l_e − l̄_i)(y_e − p̄_e) / n, the covariance of an episode's mean log-latency
+    l_e, less its item's mean l̄_i, with its success y_e less the posterior mean of its P(capable) p̄_e
+    (episodes without a task id form one item). Under the model an episode that missed nothing
+    succeeds with P(capable), which depends on its item, length and clock, never on its latencies: given
+    the latencies, y_e ~ Bernoulli(p_e) per draw, so T's replicate per draw is Σ dl_e (p_e − p̄_e)/n plus
+    noise of variance Σ dl_e² p_e(1 − p_e)/n², drawn as its normal limit, the sums taken once per class
+    of episodes alike in item, length and clock (flat in the number of episodes). Conditioning on the
+    length matters: where an episode's length depends on how fast the agent is (a fixed time budget),
+    the length moves P(capable) and is tied to latency without any trade-off. Where thinking longer
+    helps, the slow episodes of an item are the capable ones: T > 0, and p_timely is optimistic. Labels
+    are not needed: the one check of that entanglement that unlabelled logs allow."""
+    from ..metrics._groups import episode_row
+    from .data import combined_code
+
+    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
+    if st is None or not len(st) or ep is None or len(ep) != len(d.episodes):
+        return []
+    x = log_latency(st) if x is None else x
+    e = d.episodes
+    acted = ~np.isnan(x)
+    row = episode_row(st, ep)
+    nx = np.bincount(row, weights=acted, minlength=len(e))
+    lat = np.bincount(row, weights=np.where(acted, x, 0.0), minlength=len(e)) / np.maximum(nx, 1)
+    use = np.flatnonzero((nx > 0) & (e["M"].to_numpy() == 0))
+    clock_code, clocks = pd.factorize(e["clock"], sort=True)
+    cols = [e["m"].to_numpy()[use], e["k"].to_numpy()[use], clock_code[use], e["u"].to_numpy()[use]]
+    cell_code, _ = combined_code(cols)
+    informative = {(c.m, c.k, c.u) for c in d.latency.itertuples() if getattr(c, "informative", True)}
+    out = []
+    cells, cell_of = np.unique(cell_code, return_inverse=True)
+    for j in range(len(cells)):
+        sel = use[cell_of == j]
+        m, k, c, u = (int(v[np.argmax(cell_of == j)]) for v in cols)
+        item = e["i"].to_numpy()[sel]
+        _, g = np.unique(item, return_inverse=True)
+        n_g = np.bincount(g)
+        if (m, k, u) not in informative or (n_g[g] >= 2).sum() < MIN_WITHIN_EPISODES:
+            continue
+        lv = lat[sel]
+        dl = lv - (np.bincount(g, weights=lv) / n_g)[g]  # an item seen once contributes dl = 0
+        n = len(sel)
+        xs, timed = e["x"].to_numpy()[sel], bool(e["timed"].to_numpy()[sel[0]])
+        cls, cls_of = np.unique(np.column_stack([item, xs]), axis=0, return_inverse=True)
+        p_cap = capable_probability(p, d, m, k, cls[:, 0].astype(np.int64), cls[:, 1], timed)  # (S, classes)
+        p_bar = p_cap.mean(axis=0)
+        a_c = np.bincount(cls_of, weights=dl, minlength=len(cls))
+        b_c = np.bincount(cls_of, weights=dl**2, minlength=len(cls))
+        mean = (p_cap - p_bar) @ a_c / n
+        sd = np.sqrt((p_cap * (1 - p_cap)) @ b_c) / n
+        if not (sd > 0).all():
+            continue
+        observed = float((dl * (e["y"].to_numpy(float)[sel] - p_bar[cls_of])).sum() / n)
+        out.append(_row((d.models[m], d.task_types[k], str(clocks[c]), d.units[u]), "latency_success_within_items",
+                        observed, rng.normal(mean, sd), a))
+    return out
+
+
 def _item_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
     """Log-latencies less the posterior mean time intensity of their item: under a fit with item
     time intensities the cell's decisions are then one Normal(μ, σ) sample again, which the latency
@@ -551,6 +634,28 @@ def _item_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
         return x
     item = res.data.episodes["i"].to_numpy()[episode_row(res.steps, ep)]
     return x - p.item_lat.mean(axis=0)[item]
+
+
+def _wrong_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
+    """Log-latencies less the posterior mean shift of their content class (latency by correctness):
+    a wrong decision's δ_mk, an unlabelled one's q·δ_mk (q its cell's wrong share), a correct one's 0,
+    so a cell's decisions are one Normal(μ, σ) sample again for the latency checks (δ's own
+    uncertainty left out, as :func:`_item_adjusted` leaves out the time intensities')."""
+    from ..metrics._groups import episode_row
+
+    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
+    if ep is None or len(ep) != len(d.episodes):
+        return x
+    row = episode_row(st, ep)
+    m, k, u = (d.episodes[c].to_numpy(np.int64)[row] for c in ("m", "k", "u"))
+    L = d.latency
+    n_k, n_u = len(d.task_types), len(d.units)
+    q = np.zeros(len(d.models) * n_k * n_u)
+    q[(L["m"].to_numpy(np.int64) * n_k + L["k"].to_numpy(np.int64)) * n_u + L["u"].to_numpy(np.int64)] = \
+        L["q_wrong"].to_numpy(float)
+    label = st["correct_at_obs"]
+    w = np.where(label.isna().to_numpy(bool), q[(m * n_k + k) * n_u + u], ~label.fillna(True).to_numpy(bool))
+    return x - p.wrong_lat.mean(axis=0)[m, k] * w
 
 
 def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 0.95) -> pd.DataFrame:
@@ -566,12 +671,19 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     by_item = getattr(res, "item_latency", False) and p.item_lat is not None
     if by_item and x is not None:
         x = _item_adjusted(res, p, x)
+    by_label = p.wrong_lat is not None and getattr(res.data, "latency_by_correctness", False)
+    x_lat = _wrong_adjusted(res, p, x) if by_label and x is not None else x
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
-            + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a, x)
-            + (_latency_by_correctness_rows(res, len(idx), rng, a, x) if kind == "posterior" else [])
+            + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a, x_lat)
+            + (_latency_by_correctness_rows(res, len(idx), rng, a, x, sub.wrong_lat if by_label else None)
+               if kind == "posterior" else [])
             # with item time intensities latency is no longer exchangeable over items: that check's
             # permutation null is not the model's any more (the model pairs each item's τ and capability)
-            + (_item_latency_rows(res, len(idx), rng, a, x) if kind == "posterior" and not by_item else []))
+            + (_item_latency_rows(res, len(idx), rng, a, x) if kind == "posterior" and not by_item else [])
+            # with wrong decisions' own latency the model entangles latency and success by design: this
+            # check's null (latency exchangeable within items whatever the outcome) is not its own
+            + (_latency_success_within_items_rows(res, sub, rng, a, x)
+               if kind == "posterior" and not by_label else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])
     f["extreme"] = is_extreme(f["p_value"])

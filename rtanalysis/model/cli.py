@@ -26,13 +26,6 @@ def add_cli(subparsers) -> None:
     p.add_argument("--latency-family", default="normal", choices=("auto",) + FAMILY_NAMES,
                    help="log-latency Normal (default), Student-t, a two-mode mixture, or auto: the best by "
                         "PSIS-LOO (writes latency_loo.csv)")
-    p.add_argument("--item-latency", action="store_true",
-                   help="give each item (task id) a time intensity on log-latency, for data where hard items are "
-                        "also slow (the latency_by_item check flags that); normal latency family only")
-    p.add_argument("--clock-effects", action="store_true",
-                   help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
-                        "decisions only, for agents that think less when the clock runs (the success-rate check "
-                        "flags the timed rows); needs paused runs of the same models")
     add_structure_argument(p)
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"),
                    help="NUTS implementation (numpyro needs the bench extra: jax, numpyro)")
@@ -54,20 +47,44 @@ def add_cli(subparsers) -> None:
     c.set_defaults(func=_calibrate)
 
 
+#: the structure flags (:data:`.structures.STRUCTURES` options), shared by ``fit`` and ``report``
+STRUCTURE_FLAGS = {
+    "item_latency": "give each item (task id) a time intensity on log-latency, for data where hard items are also "
+                    "slow (the latency_by_item check flags that); normal latency family only",
+    "clock_effects": "let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
+                     "decisions only, for agents that think less when the clock runs (the success-rate check flags "
+                     "the timed rows); needs paused runs of the same models",
+    "latency_by_correctness": "labelled data: give content-wrong decisions their own log-latency shift per model x "
+                              "task type, so timing and the latency counterfactuals use the correct decisions' "
+                              "latency (thinking longer helps: the latency_by_correctness check flags it); normal "
+                              "latency family, without --item-latency",
+}
+
+
 def add_structure_argument(p) -> None:
-    """--structure, shared by ``fit`` and ``report``."""
+    """The structure flags and --structure, shared by ``fit`` and ``report``."""
+    for name, text in STRUCTURE_FLAGS.items():
+        p.add_argument("--" + name.replace("_", "-"), action="store_true", help=text)
     p.add_argument("--structure", default=None, choices=("auto",) + tuple(STRUCTURES),
-                   help="the model's structure by name (instead of --item-latency / --clock-effects), or auto: fit "
+                   help="the model's structure by name (instead of --item-latency / --clock-effects / "
+                        "--latency-by-correctness), or auto: fit "
                         "every structure the data can tell apart and keep the simplest that PSIS-LOO on the episodes' "
                         "outcomes, the timed decisions' latencies and the silent decisions cannot beat (writes structure_loo.csv)")
 
 
+def structure_options(args) -> dict:
+    """The structure flags as :func:`.fit.fit` options."""
+    return {name: bool(getattr(args, name)) for name in STRUCTURE_FLAGS}
+
+
 def check_structure_args(args) -> None:
-    """--structure names the structure the two flags would: not both; auto needs a fixed family."""
+    """--structure names the structure the flags would: not both; auto needs a fixed family."""
     from ..errors import UsageError
 
-    if args.structure and (args.item_latency or args.clock_effects):
-        raise UsageError("give --structure or --item-latency / --clock-effects, not both")
+    if args.structure and any(structure_options(args).values()):
+        raise UsageError("give --structure or --item-latency / --clock-effects / --latency-by-correctness, not both")
+    if args.latency_by_correctness and (args.item_latency or args.latency_family != "normal"):
+        raise UsageError("--latency-by-correctness needs --latency-family normal and no --item-latency")
     if args.structure == "auto" and args.latency_family == "auto":
         raise UsageError("--structure auto needs a fixed --latency-family (choose the family first with "
                          "--latency-family auto, then compare structures with it)")
@@ -105,7 +122,7 @@ def _fit(args) -> int:
         print(str(lr), file=sys.stderr)
     res = fit(lr, draws=args.draws, chains=args.chains, tune=args.tune, seed=args.seed, ci_prob=args.ci_prob,
               latency_family=args.latency_family, sampler=args.sampler, progress=not args.quiet,
-              item_latency=args.item_latency, clock_effects=args.clock_effects, structure=args.structure)
+              structure=args.structure, **structure_options(args))
     out = res.to_dir(args.out)
     d = res.diagnostics
     status = "ok" if d["ok"] else "NOT CONVERGED (see diagnostics.json; do not report these numbers)"

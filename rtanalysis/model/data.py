@@ -73,6 +73,9 @@ class ModelData:
     latency_item: pd.DataFrame | None = None  # m, k, u, i, n, s1, cell: acted decisions per (cell, item)
     clock_effects: bool = False  # success tables split by timed (``t``); latency tables from timed decisions
     edge_weight: np.ndarray | None = None  # (latency rows, n_edges): 1 where an edge's density enters (None: 0)
+    #: latency tables also carry each cell's content-wrong decisions (``w_n``, ``w_s1``, ``w_n2``,
+    #: ``q_wrong``: :func:`correctness_sums`), for a latency shift of wrong decisions
+    latency_by_correctness: bool = False
 
     @property
     def dims(self) -> dict[str, int]:
@@ -435,6 +438,36 @@ def _per_cell_counts(obs: pd.DataFrame, latency: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({k: np.where(found, v[at] if len(cells) else 0, 0) for k, v in counts.items()})
 
 
+def wrong_weights(wrong: np.ndarray, unlabelled: np.ndarray, row: np.ndarray, n_rows: int):
+    """(w per acted decision, q per latency row): w = 1 for a content-wrong decision, 0 for a correct
+    one, and for one without a label the share of wrong ones among its cell's labelled decisions, q
+    (0 where the cell has none): the expected value of its unknown label, so an unlabelled decision
+    enters the latency likelihood at the cell's mixture mean. ``row``: each decision's latency row."""
+    labelled = ~unlabelled
+    n_lab = np.bincount(row, weights=labelled, minlength=n_rows)
+    n_wrong = np.bincount(row, weights=wrong & labelled, minlength=n_rows)
+    q = np.divide(n_wrong, n_lab, out=np.zeros(n_rows), where=n_lab > 0)
+    return np.where(unlabelled, q[row], wrong.astype(float)), q
+
+
+def correctness_sums(latency: pd.DataFrame, obs: pd.DataFrame, wrong: np.ndarray, unlabelled: np.ndarray,
+                     cell_index: dict) -> pd.DataFrame:
+    """``latency`` with, per row, Σw, Σw·x, Σw² over its acted decisions (``w_n``, ``w_s1``, ``w_n2``;
+    w of :func:`wrong_weights`, x the log-latency) and the share of wrong labelled decisions
+    ``q_wrong``. With a shift δ of wrong decisions' mean log-latency, the cell's Normal log-likelihood
+    is its sufficient statistics' one plus [δ(Σw·x − μΣw) − ½δ²Σw²]/σ² (Σ(x − μ − δw)² expanded),
+    as for the item time intensities. ``wrong``, ``unlabelled``: per row of ``obs``."""
+    row = cell_rows(cell_index, obs)
+    n = len(latency)
+    w, q = wrong_weights(wrong, unlabelled, row, n)
+    out = latency.copy()
+    out["w_n"] = np.bincount(row, weights=w, minlength=n)
+    out["w_s1"] = np.bincount(row, weights=w * obs["x"].to_numpy(float), minlength=n)
+    out["w_n2"] = np.bincount(row, weights=w * w, minlength=n)
+    out["q_wrong"] = q
+    return out
+
+
 def latency_item_table(obs: pd.DataFrame, cell_index: dict) -> pd.DataFrame:
     """``latency_item``: per (m, k, u, i) with an item, ``n`` and ``s1`` of the acted decisions'
     log-latencies and the row of ``latency`` it refines (``cell``). The one rule for both paths
@@ -527,20 +560,26 @@ def _item_types(e: pd.DataFrame, n_items: int) -> np.ndarray:
 
 
 def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False,
-              clock_effects: bool = False) -> ModelData:
+              clock_effects: bool = False, latency_by_correctness: bool = False) -> ModelData:
     """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input.
 
     ``per_row=True`` skips the reduction: one table row per decision / episode (``n = 1``), the same
     likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against.
-    ``clock_effects``: the tables a fit with clock effects needs (module docstring)."""
+    ``clock_effects``: the tables a fit with clock effects needs (module docstring);
+    ``latency_by_correctness``: the latency table also sums each cell's content-wrong decisions
+    (:func:`correctness_sums`)."""
     by = _grouper(per_row)
     _check_episodes(episodes)
     ep = episodes.reset_index(drop=True)
     e, lv = _episode_frame(ep)
     S = _step_arrays(ep, steps, e)
+    labels = (S["wrong"], S["unl"]) if latency_by_correctness else None  # _episode_labels drops them from S
     type_log_g, type_offset = _episode_labels(e, S, len(lv["task_types"]))
     obs = _log_latencies(S, len(lv["units"]), timed_only=clock_effects)
     latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by, per_row)
+    if labels is not None:
+        sel = S["acted"] & (S["timed"] if clock_effects else True)  # the decisions of ``obs``, in order
+        latency = correctness_sums(latency, obs, labels[0][sel], labels[1][sel], cell_index)
     log_ref = _log_ref(S, obs, cens_sel, lv["units"])
     # order statistics of log-latency (observed decisions only; censored ones stay separate, exact): per
     # cell, at indices fixed by its size, so every family is judged on the same statistics, tails included
@@ -552,4 +591,4 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     return ModelData(lv["models"], lv["task_types"], lv["units"], lv["items"], latency, censored, exposure, binned,
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
                      log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
-                     latency_item_table(obs, cell_index), clock_effects, edge_weight)
+                     latency_item_table(obs, cell_index), clock_effects, edge_weight, latency_by_correctness)

@@ -40,6 +40,9 @@ class ParamDraws:
     latency_family: str = "normal"  # a :mod:`.families` entry
     shape: dict = field(default_factory=dict)  # its shape parameters: (S,) or (S, model) each
     timed_cap: np.ndarray | None = None  # (S, model) capability logit under a timed clock minus paused
+    #: (S, model, task_type) log-latency of content-wrong decisions minus correct ones (``latency_by_correctness``):
+    #: ``mu`` is then the correct decisions' mean
+    wrong_lat: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -51,7 +54,7 @@ class ParamDraws:
 
     def take(self, idx) -> "ParamDraws":
         """The draws ``idx`` only."""
-        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat", "timed_cap")
+        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat", "timed_cap", "wrong_lat")
         return replace(self, **{a: None if getattr(self, a) is None else getattr(self, a)[idx] for a in arrays},
                        shape={k: v[idx] for k, v in self.shape.items()})
 
@@ -75,11 +78,28 @@ def _flat(ds, name, default_shape=None):
 SILENCE_CHUNK_ELEMENTS = 2_000_000
 
 
+def censored_log_sf(fam: LatencyFamily, log_close, mu, sigma, shape: dict, d: ModelData, cells, k, m,
+                    wrong_lat=None):
+    """log S(g) of silent decisions at their censor points ``log_close`` (the hurdle's censored term):
+    one latency distribution, or with ``wrong_lat`` (S, model, task_type) the cell's mixture of correct
+    and wrong decisions, weighted by its wrong share (:func:`.build._silence_hurdle`). ``cells``: the
+    decisions' latency rows; ``m``, ``k``: their model and task type codes."""
+    if wrong_lat is None:
+        return fam.logsf(log_close, mu, sigma, **shape)
+    from .build import WRONG_SHARE_FLOOR, mixed_log_sf
+
+    q = np.clip(d.latency["q_wrong"].to_numpy(float)[cells], WRONG_SHARE_FLOOR, 1 - WRONG_SHARE_FLOOR)
+    with np.errstate(divide="ignore"):
+        return mixed_log_sf(fam.logsf, log_close, mu, sigma, wrong_lat[:, m, k], q, np.logaddexp, np.log, np.log1p,
+                            **shape)
+
+
 def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, prevalence, d: ModelData,
-                             item_lat=None) -> np.ndarray:
+                             item_lat=None, wrong_lat=None) -> np.ndarray:
     """(S, model): P(the model has a no-answer mode | parameters, data), from the hurdle's two
     likelihoods (what :func:`.build.build_model` marginalises). Computed a block of draws at a time:
-    several (draws × censored groups) arrays would be alive at once otherwise."""
+    several (draws × censored groups) arrays would be alive at once otherwise. ``wrong_lat``: latency
+    by correctness (:func:`censored_log_sf`)."""
     S, n_m = pi.shape
     C, E = d.censored, d.exposure
     with_mode = np.zeros((S, n_m))
@@ -94,8 +114,9 @@ def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, pre
         for a in range(0, S, step):
             b = slice(a, a + step)
             shift = 0.0 if item_lat is None else item_lat[b][:, items]
-            log_s = fam.logsf(log_close, mu[b][:, u, m, k] + shift, sigma[b][:, u, m, k],
-                              **at_model(fam, {n: v[b] for n, v in shape.items()}, m))
+            log_s = censored_log_sf(fam, log_close, mu[b][:, u, m, k] + shift, sigma[b][:, u, m, k],
+                                    at_model(fam, {n: v[b] for n, v in shape.items()}, m), d, C["cell"].to_numpy(),
+                                    k, m, None if wrong_lat is None else wrong_lat[b])
             pic = pi[b][:, m]
             with_mode[b] += (cnt * np.logaddexp(np.log(pic), np.log1p(-pic) + log_s)) @ onehot
             without[b] += (cnt * log_s) @ onehot
@@ -131,11 +152,12 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
     shape = {name: g(name) for name in fam.params}
     sigma = np.exp(ls)
     item_lat = np.concatenate([g("item_lat"), np.zeros((S, 1))], axis=1) if "item_lat" in ds else None
+    wrong_lat = g("wrong_lat")
     pi = g("silence")
     prevalence = g("silence_prevalence")
     if pi is not None and prevalence is not None:
         p_mode = (np.broadcast_to(prevalence[:, None], pi.shape) if prior
-                  else silence_mode_probability(mu, sigma, fam, shape, pi, prevalence, d, item_lat))
+                  else silence_mode_probability(mu, sigma, fam, shape, pi, prevalence, d, item_lat, wrong_lat))
         pi = np.where(np.random.default_rng(seed).random(pi.shape) < p_mode, pi, 0.0)
     fatality = g("fatality")
     always = g("always_fatal")
@@ -144,7 +166,8 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
         p_always = (np.broadcast_to(always[:, None], fatality.shape) if prior
                     else expit(g("always_fatal_log_odds")))
         fatality = np.where(rng.random(fatality.shape) < p_always, 1.0, fatality)
-    return ParamDraws(mu, sigma, eta, item, fatality, pi, g("length_cap"), item_lat, fam.name, shape, g("timed_cap"))
+    return ParamDraws(mu, sigma, eta, item, fatality, pi, g("length_cap"), item_lat, fam.name, shape, g("timed_cap"),
+                      wrong_lat)
 
 
 def _fitted_family(ds) -> LatencyFamily:
@@ -291,6 +314,9 @@ class Deriver:
             not any((r.m, r.k, u) in self.uninformative for u in s.units)
             for r, s in zip(self.rows.itertuples(), self._row_cache)]
         self._logged_q: dict = {}
+        #: (m, k, u) -> share of content-wrong labelled decisions, where wrong ones have their own latency
+        self._q_wrong = ({(int(m), int(k), int(u)): float(q) for m, k, u, q in
+                          zip(lat["m"], lat["k"], lat["u"], lat["q_wrong"])} if d.latency_by_correctness else {})
         self._caps: tuple | None = None
         self._censor = censor_points(d)
 
@@ -386,10 +412,13 @@ class Deriver:
             num, n_dec = np.zeros(p.n), 0.0
             pi = p.silence[:, r.m][:, None] if p.silence is not None else 0.0
             for u, item, (_, close), pattern, sel in s.per_unit:
-                below, beyond = _miss_probs(p.dist_at(r.m), p.mu[:, u, r.m, r.k] + p.item_shift(item),
-                                            p.sigma[:, u, r.m, r.k], close * (1 - fraction), close)
+                mu, sigma = p.mu[:, u, r.m, r.k] + p.item_shift(item), p.sigma[:, u, r.m, r.k]
+                near = []
+                for shift in self._wrong_shifts(p, r.m, r.k, r.m, u):
+                    below, beyond = _miss_probs(p.dist_at(r.m), mu + shift, sigma, close * (1 - fraction), close)
+                    near.append(1 - below - beyond)
                 dec = pattern.T @ s.class_weight[sel]
-                num += ((1 - pi) * (1 - below - beyond)) @ dec
+                num += ((1 - pi) * self._mix_wrong(r.m, r.k, u, near)) @ dec
                 n_dec += dec.sum()
             if n_dec > 0:
                 out[j] = num / n_dec
@@ -413,15 +442,32 @@ class Deriver:
             kept[j] = by_class
         return by_class
 
-    def _timing_split(self, p: ParamDraws, r, u: int, item: int, bounds, lat_m: int, log_lam: float):
+    def _wrong_shifts(self, p: ParamDraws, m: int, k: int, lat_m: int, u: int) -> list:
+        """The log-latency shifts of a decision's content classes in cell (m, k, u): [0] (one latency for
+        all), or with latency by correctness [0, δ] (correct, wrong; δ that of ``lat_m``, whose latency
+        the decisions have, per draw) where the cell has wrong decisions."""
+        if p.wrong_lat is None or not self._q_wrong.get((int(m), int(k), int(u)), 0.0):
+            return [0.0]
+        return [0.0, p.wrong_lat[:, lat_m, k]]
+
+    def _mix_wrong(self, m: int, k: int, u: int, values: list):
+        """A decision-level probability over the cell's decisions: the correct decisions' (``values[0]``)
+        alone, or mixed with the wrong ones' (``values[1]``) at the cell's wrong share."""
+        if len(values) == 1:
+            return values[0]
+        q = self._q_wrong[(int(m), int(k), int(u))]
+        return (1 - q) * values[0] + q * values[1]
+
+    def _timing_split(self, p: ParamDraws, r, u: int, item: int, bounds, lat_m: int, log_lam: float,
+                      shift=0.0):
         """(P(early), P(late), P(silent)), (S, W) each, for row ``r``'s windows (``bounds`` = their
         (open, close) arrays) of unit ``u`` and ``item`` (its time intensity, the same under a latency swap):
         early (1 − π)·P(L < open), late (1 − π)·P(close < L ≤ g), silent π + (1 − π)·P(L > g).
         Silent is what the logs show, no action: the no-answer mode (π) or a latency beyond the
         cell's censor point g (:func:`censor_points`; the harness's, so it stays put under λ or a
-        latency swap)."""
+        latency swap). ``shift``: (S,) added to log-latency (wrong decisions, latency by correctness)."""
         w_open, close = bounds
-        mu = p.mu[:, u, lat_m, r.k] + p.item_shift(item) + log_lam
+        mu = p.mu[:, u, lat_m, r.k] + p.item_shift(item) + log_lam + shift
         sigma = p.sigma[:, u, lat_m, r.k]
         dist = p.dist_at(lat_m)
         pe, pl = _miss_probs(dist, mu, sigma, w_open, close)
@@ -459,12 +505,19 @@ class Deriver:
                         silent_w = np.zeros_like(pe)
                     else:
                         pe, pl, silent_w = self._timing_split(p, r, u, item, (w_open, w_close), lat_m, log_lam)
+                    # P(miss) of a capable episode's decisions: the correct ones' latency (the same for all
+                    # without latency by correctness); the decision-level shares below mix in the wrong ones
                     q = np.clip(pe + pl + silent_w, 0.0, 1.0)
                     # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an
                     # episode group does not have; e^-37 per miss is zero for every purpose
                     log_keep = np.log1p(-np.minimum(p.fatality[:, r.k][:, None] * q, 1 - 1e-16))  # (S, W)
                     keep[:, sel] = np.exp(log_keep @ pattern.T)
                     dec = pattern.T @ s.class_weight[sel]  # expected decisions per window (per row episode)
+                    shifts = self._wrong_shifts(p, r.m, r.k, lat_m, u)
+                    if len(shifts) > 1 and (lat_m, r.k, u) not in self.uninformative:
+                        wrong = self._timing_split(p, r, u, item, (w_open, w_close), lat_m, log_lam, shifts[1])
+                        pe, pl, silent_w = (self._mix_wrong(r.m, r.k, u, [a, b]) for a, b in
+                                            zip((pe, pl, silent_w), wrong))
                     early += pe @ dec
                     late += pl @ dec
                     silent += silent_w @ dec

@@ -90,7 +90,8 @@ KEPT_LAMBDAS = (0.5,)
 def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = 0.95,
         latency_family: str = "normal", progress: bool = True, tune: int | str | None = "auto",
         sampler: str = "nutpie", per_row: bool = False, item_latency: bool = False,
-        clock_effects: bool = False, structure: str | None = None) -> "FitResult":
+        clock_effects: bool = False, structure: str | None = None,
+        latency_by_correctness: bool = False) -> "FitResult":
     """Fit the hierarchical capability × timing model.
 
     ``data``: a LoadResult, ``(episodes, steps)`` frames, or path(s) (loaded with
@@ -108,8 +109,14 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     ``clock_effects``: an agent may behave differently when the clock runs: each model's capability
     gets a timed-minus-paused effect κ_m (identified by its paused episodes) and the latency model
     is fitted to timed decisions only (for data where the success-rate check flags the timed rows).
+    ``latency_by_correctness``: labelled data (``correct_at_obs`` logged): content-wrong decisions get
+    their own log-latency shift per model × task type, so the latency that p_timely and the latency
+    counterfactuals use is that of the correct decisions a capable episode is made of (for data where
+    the ``latency_by_correctness`` check flags the cells: thinking longer helps); normal latency family,
+    without ``item_latency``.
     ``structure``: a name of :data:`.structures.STRUCTURES` (``base``, ``item_latency``,
-    ``clock_effects``, ``item_latency+clock_effects``: sets the two options above), or ``auto``: every
+    ``clock_effects``, ``item_latency+clock_effects``, ``latency_by_correctness``,
+    ``latency_by_correctness+clock_effects``: sets the options above), or ``auto``: every
     structure the data can tell apart is fitted and the simplest one that PSIS-LOO on the episodes'
     outcomes, the timed decisions' latencies and the silent decisions cannot beat is returned, with the comparison (:meth:`FitResult.structure_loo`).
     """
@@ -124,17 +131,22 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
     if item_latency and latency_family != "normal":
         raise ValueError(f"item_latency=True needs latency_family='normal', got {latency_family!r}")
+    if latency_by_correctness and (latency_family != "normal" or item_latency):
+        raise ValueError("latency_by_correctness=True needs latency_family='normal' and item_latency=False, got "
+                         f"latency_family={latency_family!r}, item_latency={item_latency}")
     if not (tune is None or tune == "auto" or (isinstance(tune, (int, np.integer)) and tune >= 0)):
         raise ValueError(f"tune must be a number of steps >= 0, None or 'auto', got {tune!r}")
     if structure is not None:
         options = dict(draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, latency_family=latency_family,
                        tune=tune, sampler=sampler, per_row=per_row)
-        return _fit_structure(data, structure, item_latency or clock_effects, progress, options)
+        return _fit_structure(data, structure, item_latency or clock_effects or latency_by_correctness, progress,
+                              options)
     episodes, steps = _as_frames(data)
     # hashed first: its per-decision temporaries then add to the tables alone, not to the tables, the
     # aggregates and the posterior (the fit's peak memory at 10^6 episodes was while hashing at the end)
     digest = data_hash(episodes, steps)
-    d = aggregate(episodes, steps, per_row=per_row, clock_effects=clock_effects)
+    d = aggregate(episodes, steps, per_row=per_row, clock_effects=clock_effects,
+                  latency_by_correctness=latency_by_correctness)
     n_tune = draws if tune in (None, "auto") else int(tune)
     t0 = time.time()
     loo, chosen = None, latency_family
@@ -170,7 +182,7 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
         diag["retried"] = {"first": first, "tune": n_tune, "draws": draws, "asked": asked, "target_accept": accept}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.update(_data_notes(d))
-    diag["notes"] += _clock_effect_notes(d)
+    diag["notes"] += _clock_effect_notes(d) + _correctness_notes(d)
     if loo is not None and not len(loo):
         diag["notes"].append("latency_family='auto': no latency cell has spread (tick lengths or caps logged every "
                              "time), so PSIS-LOO had nothing to compare the families on; the normal family was kept")
@@ -180,7 +192,8 @@ def fit(data, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: in
     return FitResult(idata=idata, data=d, diagnostics=diag, seed=seed, ci_prob=ci_prob,
                      data_hash=digest, latency_family=chosen, n_draws=draws, chains=chains,
                      tune=n_tune, sampler=sampler, _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
-                     item_latency=bool(item_latency), clock_effects=bool(clock_effects))
+                     item_latency=bool(item_latency), clock_effects=bool(clock_effects),
+                     latency_by_correctness=bool(latency_by_correctness))
 
 
 def _fit_structure(data, structure: str, flags: bool, progress: bool, options: dict) -> "FitResult":
@@ -188,7 +201,7 @@ def _fit_structure(data, structure: str, flags: bool, progress: bool, options: d
     from .structures import STRUCTURES, choice_summary
 
     if flags:
-        raise ValueError("give structure or item_latency / clock_effects, not both")
+        raise ValueError("give structure or item_latency / clock_effects / latency_by_correctness, not both")
     if structure in STRUCTURES:
         return fit(data, progress=progress, **options, **STRUCTURES[structure])
     if structure != "auto":
@@ -223,6 +236,20 @@ def compare_structures(data, structures=None, progress: bool = True, **fit_optio
             print(f"structure {name}: fitting...", file=sys.stderr)
         fits[name] = fit((episodes, steps), progress=progress, **{**fit_options, **STRUCTURES[name]})
     return structure_table(fits), fits
+
+
+def _correctness_notes(d: ModelData) -> list[str]:
+    """With latency by correctness: the cells whose wrong-decision shift rests on the prior (no wrong or
+    no correct labelled decision)."""
+    if not d.latency_by_correctness:
+        return []
+    L = d.latency
+    lacking = int(((L["q_wrong"] <= 0) | (L["q_wrong"] >= 1) | (L["n"] == 0)).sum())
+    if not lacking:
+        return []
+    return [f"latency by correctness: {lacking} of {len(L)} latency cell(s) have no wrong or no correct labelled "
+            "decision (or no labels): their wrong-minus-correct latency shift is the prior's, and their latency is "
+            "taken as that of all their decisions"]
 
 
 def _clock_effect_notes(d: ModelData) -> list[str]:
@@ -301,6 +328,7 @@ class FitResult:
     _cache: dict = field(default_factory=dict, repr=False)
     item_latency: bool = False  # items have time intensities (``fit(item_latency=True)``)
     clock_effects: bool = False  # capability under timed clocks has its own effect (``fit(clock_effects=True)``)
+    latency_by_correctness: bool = False  # wrong decisions have their own latency (``fit(latency_by_correctness=True)``)
 
     # ---------------------------------------------------------------- internals
     @property
@@ -528,7 +556,7 @@ class FitResult:
         info = {**self.diagnostics, "seed": self.seed, "draws": self.n_draws, "chains": self.chains,
                 "tune": self.tune, "sampler": self.sampler, "latency_family": self.latency_family,
                 "item_latency": self.item_latency, "clock_effects": self.clock_effects,
-                "ci_prob": self.ci_prob, "rtanalysis_version": __version__, "data_hash": self.data_hash,
+                "latency_by_correctness": self.latency_by_correctness, "ci_prob": self.ci_prob, "rtanalysis_version": __version__, "data_hash": self.data_hash,
                 "data": self.data.summary()}
         if self._loo is not None:
             info["latency_loo"] = self._loo.to_dict(orient="records")
@@ -563,17 +591,20 @@ class FitResult:
         loo = pd.DataFrame(info["latency_loo"]) if "latency_loo" in info else None
         structure_loo = pd.DataFrame(info["structure_loo"]) if "structure_loo" in info else None
         clock_effects = bool(info.get("clock_effects", False))
-        return cls(idata=idata, data=aggregate(episodes, steps, clock_effects=clock_effects), diagnostics=diag,
+        by_correctness = bool(info.get("latency_by_correctness", False))
+        return cls(idata=idata, data=aggregate(episodes, steps, clock_effects=clock_effects,
+                                               latency_by_correctness=by_correctness), diagnostics=diag,
                    seed=info["seed"],
                    ci_prob=info.get("ci_prob", info.get("interval")), data_hash=digest, latency_family=info["latency_family"],
                    n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
                    _diag_table=table, _loo=loo, episodes=episodes, steps=steps,
                    item_latency=bool(info.get("item_latency", False)), clock_effects=clock_effects,
-                   _structure_loo=structure_loo)
+                   _structure_loo=structure_loo, latency_by_correctness=by_correctness)
 
 
 #: keys of diagnostics.json that describe the run rather than the diagnostics
-_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "item_latency", "clock_effects", "ci_prob",
+_RUN_KEYS = ("seed", "draws", "chains", "tune", "sampler", "latency_family", "item_latency", "clock_effects",
+             "latency_by_correctness", "ci_prob",
              "rtanalysis_version",
              "data_hash", "data", "latency_loo", "structure_loo")
 

@@ -48,6 +48,10 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "item_cap_per_lat": ("Normal", {"mu": 0.0, "sigma": 1.5},
                          "per task type, item capability logit per unit of item time intensity (``item_latency=True``;"
                          " LNIRT's difficulty-intensity correlation in regression form); < 0: slow items are hard"),
+    "wrong_lat": ("Normal", {"mu": 0.0, "sigma": 1.0},
+                  "per model × task type, log-latency of content-wrong decisions minus correct ones "
+                  "(``latency_by_correctness=True``, labelled data): thinking longer helps (> 0 when wrong "
+                  "answers are slower, < 0 when they are faster); e ≈ 2.7× either way"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
     # silence: a hurdle. With probability `silence_prevalence` a model has a "no answer" mode with

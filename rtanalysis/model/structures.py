@@ -3,7 +3,8 @@
 The structures (:data:`STRUCTURES`, a registry of :func:`.fit.fit` options, simplest first) are the
 base model; item time intensities paired with item difficulty (``item_latency``); a
 timed-minus-paused capability effect per model, with latency fitted to timed decisions only
-(``clock_effects``); both. Each is fitted to the same data and scored on the observations they all
+(``clock_effects``); both; for labelled data, a log-latency shift of content-wrong decisions per model ×
+task type (``latency_by_correctness``), alone or with clock effects. Each is fitted to the same data and scored on the observations they all
 model, one pointwise log-likelihood term per observation:
 
 * **each episode's outcome** (:func:`outcome_log_likelihood`): unlabelled, log P(y | P(capable),
@@ -17,10 +18,11 @@ model, one pointwise log-likelihood term per observation:
   Episodes alike in model, task type, item, length, clock, misses and outcome share one term: PSIS runs
   once per such class;
 * **each timed decision's log-latency** (:func:`latency_log_likelihood`, normal latency family): log
-  N(x | μ + τ_i, σ) for acted decisions under a timed clock in informative cells — the decisions every
+  N(x | μ + τ_i + δ_mk·w, σ) (w = 1 for a content-wrong decision, 0 for a correct one, the cell's wrong
+  share for an unlabelled one; δ = 0 without latency by correctness) for acted decisions under a timed clock in informative cells — the decisions every
   structure's latency likelihood holds (``clock_effects`` leaves paused latencies out; the others'
   posteriors still learn from them, which a leave-one-out comparison allows). These sum to the
-  ``latency_obs`` (+ ``latency_item_obs``) potentials on those decisions (a test checks it).
+  ``latency_obs`` (+ ``latency_item_obs``, ``latency_wrong_obs``) potentials on those decisions (a test checks it).
 
 * **each silent decision** (:func:`silent_log_likelihood`, any latency family): under a timed
   clock with a window, no action: log[π_m + (1 − π_m)·S(g | μ + τ_i, σ)] when the model has a
@@ -58,6 +60,8 @@ STRUCTURES: dict[str, dict] = {
     "item_latency": {"item_latency": True},
     "clock_effects": {"clock_effects": True},
     "item_latency+clock_effects": {"item_latency": True, "clock_effects": True},
+    "latency_by_correctness": {"latency_by_correctness": True},
+    "latency_by_correctness+clock_effects": {"latency_by_correctness": True, "clock_effects": True},
 }
 #: the columns of :func:`structure_table`'s table (:func:`.fit.compare_structures`)
 STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes", "elpd_latency", "elpd_silent",
@@ -153,38 +157,51 @@ def timed_latencies(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame
     """The decisions whose log-latency the structures are compared on: acted, under a timed clock, in
     latency cells that are informative among timed decisions (what every structure's latency
     likelihood holds; ``clock_effects`` leaves the paused ones out). Columns m, k, u, i (codes as in
-    :func:`.data.aggregate`) and x (log-latency, floored as there)."""
-    from .data import _episode_frame, _log_latencies, _step_arrays, aggregate
+    :func:`.data.aggregate`), x (log-latency, floored as there) and w (1 content-wrong, 0 correct, the
+    cell's wrong share without a label: :func:`.data.wrong_weights`)."""
+    from .data import _episode_frame, _log_latencies, _step_arrays, aggregate, cell_rows, wrong_weights
 
     ep = episodes.reset_index(drop=True)
     e, levels = _episode_frame(ep)
-    obs = _log_latencies(_step_arrays(ep, steps, e), len(levels["units"]), timed_only=True)
+    S = _step_arrays(ep, steps, e)
+    obs = _log_latencies(S, len(levels["units"]), timed_only=True)
     cells = aggregate(episodes, steps, clock_effects=True).latency
+    sel = S["acted"] & S["timed"]  # the decisions of ``obs``, in order
+    index = {tuple(r): j for j, r in enumerate(cells[["m", "k", "u"]].to_numpy())}
+    obs["w"] = wrong_weights(S["wrong"][sel], S["unl"][sel], cell_rows(index, obs), len(cells))[0]
     informative = cells.loc[cells["informative"], ["m", "k", "u"]] if "informative" in cells else cells[["m", "k", "u"]]
-    return obs.merge(informative, on=["m", "k", "u"])[["m", "k", "u", "i", "x"]].reset_index(drop=True)
+    return obs.merge(informative, on=["m", "k", "u"])[["m", "k", "u", "i", "x", "w"]].reset_index(drop=True)
 
 
 def latency_log_likelihood(p: ParamDraws, obs: pd.DataFrame) -> np.ndarray:
-    """(draws, decisions) log density of each decision's log-latency, log N(x | μ + τ_i, σ) (the
-    normal family; τ_i = 0 without item time intensities): the per-decision terms whose sum is the
-    model's ``latency_obs`` (+ ``latency_item_obs``) potential on these decisions."""
+    """(draws, decisions) log density of each decision's log-latency, log N(x | μ + τ_i + δ_mk·w, σ) (the
+    normal family; τ_i = 0 without item time intensities, δ = 0 without latency by correctness): the
+    per-decision terms whose sum is the model's ``latency_obs`` (+ ``latency_item_obs``,
+    ``latency_wrong_obs``) potential on these decisions."""
     u, m, k, i = (obs[c].to_numpy(np.int64) for c in ("u", "m", "k", "i"))
     mu = p.mu[:, u, m, k] + (0.0 if p.item_lat is None else p.item_lat[:, i])
+    if p.wrong_lat is not None:
+        mu = mu + p.wrong_lat[:, m, k] * obs["w"].to_numpy(float)
     z = (obs["x"].to_numpy(float) - mu) / p.sigma[:, u, m, k]
     return -np.log(p.sigma[:, u, m, k]) - 0.5 * LOG_2PI - 0.5 * z**2
 
 
-def silent_log_likelihood(p: ParamDraws, groups: pd.DataFrame, pi: np.ndarray, p_mode: np.ndarray) -> np.ndarray:
+def silent_log_likelihood(p: ParamDraws, groups: pd.DataFrame, pi: np.ndarray, p_mode: np.ndarray,
+                          d: ModelData | None = None) -> np.ndarray:
     """(draws, groups) log-likelihood of one silent decision of each row of ``groups`` (columns
     :data:`SILENT_COLUMNS`: cell, item, log censor point) at the draws ``p`` (its μ, σ, item time
     intensities and latency family), with the mode indicator averaged out of the importance ratio:
     ``pi`` (draws, models) the no-answer probabilities π_m as sampled (not zeroed by a drawn
     indicator), ``p_mode`` (draws, models) P(mode | θ, data). With ``p_mode`` 1 (0) it is the term
-    with (without) the mode, log[π + (1 − π)·S(g)] (log S(g))."""
+    with (without) the mode, log[π + (1 − π)·S(g)] (log S(g)). With latency by correctness S(g) is the
+    cell's mixture of correct and wrong decisions (``d``'s wrong shares; ``groups`` then has ``cell``)."""
+    from .derived import censored_log_sf
+
     u, m, k, i = (groups[c].to_numpy(np.int64) for c in ("u", "m", "k", "i"))
     fam = p.family
-    log_s = fam.logsf(groups["log_close"].to_numpy(float)[None, :], p.mu[:, u, m, k] + p.item_shift(i),
-                      p.sigma[:, u, m, k], **at_model(fam, p.shape, m))
+    cells = groups["cell"].to_numpy(np.int64) if p.wrong_lat is not None else None
+    log_s = censored_log_sf(fam, groups["log_close"].to_numpy(float)[None, :], p.mu[:, u, m, k] + p.item_shift(i),
+                            p.sigma[:, u, m, k], at_model(fam, p.shape, m), d, cells, k, m, p.wrong_lat)
     with np.errstate(divide="ignore"):
         with_mode = np.logaddexp(np.log(pi[:, m]), np.log1p(-pi[:, m]) + log_s)
         q = np.clip(p_mode[:, m], 0.0, 1.0)
@@ -197,7 +214,7 @@ def silent_loo(posterior, p: ParamDraws, d: ModelData) -> pd.DataFrame:
     fit's draws of ``posterior``. A fit without the hurdle's parameters has no mode (π = 0)."""
     from .derived import _flat, silence_mode_probability
 
-    groups = d.censored[SILENT_COLUMNS + ["count"]].reset_index(drop=True)
+    groups = d.censored[SILENT_COLUMNS + ["cell", "count"]].reset_index(drop=True)
     keep = loo_draws(p.n)
     q = p.take(keep)
     pi, prevalence = _flat(posterior, "silence"), _flat(posterior, "silence_prevalence")
@@ -205,8 +222,10 @@ def silent_loo(posterior, p: ParamDraws, d: ModelData) -> pd.DataFrame:
         pi = p_mode = np.zeros((len(keep), len(d.models)))
     else:
         pi, prevalence = pi[keep], prevalence[keep]
-        p_mode = silence_mode_probability(q.mu, q.sigma, q.family, q.shape, pi, prevalence, d, q.item_lat)
-    elpd, lpd, khat = _blocked_loo(lambda rows: silent_log_likelihood(q, groups.iloc[rows], pi, p_mode), len(groups))
+        p_mode = silence_mode_probability(q.mu, q.sigma, q.family, q.shape, pi, prevalence, d, q.item_lat,
+                                          q.wrong_lat)
+    elpd, lpd, khat = _blocked_loo(lambda rows: silent_log_likelihood(q, groups.iloc[rows], pi, p_mode, d),
+                                   len(groups))
     return groups.assign(elpd_loo=elpd, lpd=lpd, pareto_k=khat)
 
 
@@ -226,14 +245,18 @@ def loo_summary(elpd: np.ndarray, lpd: np.ndarray, khat: np.ndarray) -> dict:
 
 def applicable_structures(d: ModelData, latency_family: str = "normal") -> list[str]:
     """The structures ``d`` can tell apart: item time intensities need items with informative
-    latencies and the normal family; clock effects need a model run both paused and timed."""
+    latencies and the normal family; clock effects need a model run both paused and timed; latency by
+    correctness needs the normal family and labelled episodes both with and without a wrong decision."""
     from .build import has_item_latency_data
 
     e = d.episodes
     both_clocks = bool(e.groupby("m")["timed"].agg(lambda s: s.any() and not s.all()).any())
     items = latency_family == "normal" and has_item_latency_data(d)
+    labelled, capable = e["labelled"].to_numpy(bool), e["capable"].to_numpy(bool)
+    labels = latency_family == "normal" and bool((labelled & capable).any() and (labelled & ~capable).any())
     return [name for name, opts in STRUCTURES.items()
-            if (items or not opts.get("item_latency")) and (both_clocks or not opts.get("clock_effects"))]
+            if (items or not opts.get("item_latency")) and (both_clocks or not opts.get("clock_effects"))
+            and (labels or not opts.get("latency_by_correctness"))]
 
 
 def structure_table(fits: dict) -> pd.DataFrame:

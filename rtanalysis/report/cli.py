@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..metrics import DEFAULT_CI_PROB
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
-from ..model.cli import add_structure_argument, check_structure_args, tune_arg
+from ..model.cli import add_structure_argument, check_structure_args, structure_options, tune_arg
 from ..model.families import NAMES as FAMILY_NAMES
 from .pipeline import run_report
 
@@ -44,13 +44,6 @@ def _add_fit_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) ->
     p.add_argument("--latency-family", default="normal", choices=("auto",) + FAMILY_NAMES,
                    help="log-latency family: normal (default), t, mixture (fast and reasoning modes), or auto "
                         "(chosen by LOO)")
-    p.add_argument("--item-latency", action="store_true",
-                   help="give each item (task id) a time intensity on log-latency (hard items that are also "
-                        "slow; the latency_by_item check flags them); normal latency family only")
-    p.add_argument("--clock-effects", action="store_true",
-                   help="let each model's capability differ under timed clocks (vs paused) and fit latency to timed "
-                        "decisions only, for agents that think less when the clock runs (the success-rate check "
-                        "flags the timed rows); needs paused runs of the same models")
     add_structure_argument(p)
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
     p.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
@@ -88,8 +81,7 @@ def _report(args, paths, fmt: str = "auto") -> dict:
         return run_report(paths, args.out, draws=args.draws, chains=args.chains, seed=args.seed,
                           ci_prob=args.ci_prob, figures_dir=args.figures, fit_model=not args.no_fit,
                           progress=not args.quiet, format=fmt, tune=args.tune,
-                          latency_family=args.latency_family, item_latency=args.item_latency,
-                          clock_effects=args.clock_effects, structure=args.structure)
+                          latency_family=args.latency_family, structure=args.structure, **structure_options(args))
     except ValueError as e:  # unreadable input or an unknown format: a user error, not a crash
         raise _cli_error(str(e)) from e
 

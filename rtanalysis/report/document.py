@@ -52,7 +52,8 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
         out["counterfactuals"] = (tables.counterfactual_table(cf),
                                   f"Posterior mean success (with {p} intervals) if latencies were scaled by λ "
                                   "(columns), timed clocks. This counterfactual assumes: "
-                                  + " ".join(assumptions_for("scale")))
+                                  + " ".join(assumptions_for("scale", latency_by_correctness=bool(
+                                      getattr(fit, "latency_by_correctness", False)))))
     if fit is not None and dec is not None and dec["task_type"].nunique() > 1 and (dec["clock"] != "paused").any():
         out["harmony"] = (harmony(fit, ci_prob),
                           "Harmony across task types (1 − normalised Gini of the per-type values, per posterior "
@@ -208,6 +209,9 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
              if getattr(fit, "item_latency", False) else "")
     clock = ("; each model's capability has its own effect under timed clocks (against paused) and latency is "
              "fitted to timed decisions only" if getattr(fit, "clock_effects", False) else "")
+    clock += ("; content-wrong decisions have their own log-latency shift per model and task type, so timing and "
+              "the latency counterfactuals use the latency of correct decisions"
+              if getattr(fit, "latency_by_correctness", False) else "")
     return [{"kind": "p", "text": (
         "**Model.** A hierarchical capability × timing model (PyMC): an episode succeeds when the model is "
         "capable (logit-scale model, task-type, model × task-type and item effects; see `docs/model.md` for which "

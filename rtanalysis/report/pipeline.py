@@ -115,11 +115,11 @@ def _data_hash(episodes, steps) -> str:
 def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
                figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto",
                tune: int | str | None = "auto", latency_family: str = "normal", item_latency: bool = False,
-               clock_effects: bool = False, structure: str | None = None) -> dict:
+               clock_effects: bool = False, structure: str | None = None, latency_by_correctness: bool = False) -> dict:
     """Ingest ``paths``, compute metrics, fit the model (unless ``fit_model=False``), then
     :func:`write_report`. Raises ``ValueError`` for input that cannot be read. ``tune="auto"`` (the
     default here): a fit that fails the diagnostics gate is retried once with longer tuning.
-    ``latency_family``, ``item_latency``, ``clock_effects``, ``structure``: the model's options (:func:`rtanalysis.model.fit`), what the
+    ``latency_family``, ``item_latency``, ``clock_effects``, ``latency_by_correctness``, ``structure``: the model's options (:func:`rtanalysis.model.fit`), what the
     model checks advise when they flag the default structure."""
     from ..ingest import ingest
 
@@ -140,7 +140,7 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
         _log(progress, f"fitting the model ({chains} chains × {draws} draws, seed {seed})")
         fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
                      tune=tune, latency_family=latency_family, item_latency=item_latency,
-                     clock_effects=clock_effects, structure=structure)
+                     clock_effects=clock_effects, structure=structure, latency_by_correctness=latency_by_correctness)
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
         # hashed by the fit and written by ingest: what no later stage reads need not stay in memory, not even
