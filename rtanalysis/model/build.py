@@ -12,7 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .data import ModelData
-from .families import LatencyFamily, family
+from .families import WRONG_SHARE_FLOOR, LatencyFamily, family, mixed_log_sf
 from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -302,17 +302,6 @@ def _wrong_shift(d: ModelData, L, mu, log_sigma):
                                              / pt.exp(log_sigma) ** 2))
     return delta, _data("lat_q_wrong", np.clip(L["q_wrong"].to_numpy(float), WRONG_SHARE_FLOOR,
                                                1 - WRONG_SHARE_FLOOR), "float64")
-
-
-#: the wrong share q of a cell, kept off 0 and 1 where it weights log-probabilities (log 0 has no gradient)
-WRONG_SHARE_FLOOR = 1e-12
-
-
-def mixed_log_sf(fam_logsf, log_point, mu, sigma, shift, q, logaddexp, log, log1p, **shape):
-    """log P(L > point) of a decision whose content is wrong with probability q (log-latency mean μ + shift)
-    and right otherwise (mean μ): one formula for the model (PyTensor) and the derived quantities (numpy)."""
-    return logaddexp(log1p(-q) + fam_logsf(log_point, mu, sigma, **shape),
-                     log(q) + fam_logsf(log_point, mu + shift, sigma, **shape))
 
 
 def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, item_lat=None, wrong=None) -> None:

@@ -646,15 +646,16 @@ def _wrong_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
     d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
     if ep is None or len(ep) != len(d.episodes):
         return x
+    from .data import _cell_code
+
     row = episode_row(st, ep)
     m, k, u = (d.episodes[c].to_numpy(np.int64)[row] for c in ("m", "k", "u"))
     L = d.latency
-    n_k, n_u = len(d.task_types), len(d.units)
-    q = np.zeros(len(d.models) * n_k * n_u)
-    q[(L["m"].to_numpy(np.int64) * n_k + L["k"].to_numpy(np.int64)) * n_u + L["u"].to_numpy(np.int64)] = \
-        L["q_wrong"].to_numpy(float)
+    widths = len(d.task_types), len(d.units)
+    q = np.zeros(len(d.models) * widths[0] * widths[1])  # per (m, k, u) cell code; 0 for a cell not in the table
+    q[_cell_code(*(L[c].to_numpy(np.int64) for c in ("m", "k", "u")), *widths)] = L["q_wrong"].to_numpy(float)
     label = st["correct_at_obs"]
-    w = np.where(label.isna().to_numpy(bool), q[(m * n_k + k) * n_u + u], ~label.fillna(True).to_numpy(bool))
+    w = np.where(label.isna().to_numpy(bool), q[_cell_code(m, k, u, *widths)], ~label.fillna(True).to_numpy(bool))
     return x - p.wrong_lat.mean(axis=0)[m, k] * w
 
 

@@ -20,7 +20,7 @@ from scipy.special import expit, log_expit
 
 from ..schema import TIMED_CLOCKS
 from .data import ModelData
-from .families import FAMILIES, LatencyFamily, at_model, family
+from .families import FAMILIES, WRONG_SHARE_FLOOR, LatencyFamily, at_model, family, mixed_log_sf
 
 QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late", "p_silent")
 
@@ -86,8 +86,6 @@ def censored_log_sf(fam: LatencyFamily, log_close, mu, sigma, shape: dict, d: Mo
     decisions' latency rows; ``m``, ``k``: their model and task type codes."""
     if wrong_lat is None:
         return fam.logsf(log_close, mu, sigma, **shape)
-    from .build import WRONG_SHARE_FLOOR, mixed_log_sf
-
     q = np.clip(d.latency["q_wrong"].to_numpy(float)[cells], WRONG_SHARE_FLOOR, 1 - WRONG_SHARE_FLOOR)
     with np.errstate(divide="ignore"):
         return mixed_log_sf(fam.logsf, log_close, mu, sigma, wrong_lat[:, m, k], q, np.logaddexp, np.log, np.log1p,

@@ -271,6 +271,18 @@ def family(name: str) -> LatencyFamily:
     return FAMILIES[name]
 
 
+#: the wrong share q of a latency cell, kept off 0 and 1 where it weights log-probabilities (log 0 has no gradient)
+WRONG_SHARE_FLOOR = 1e-12
+
+
+def mixed_log_sf(fam_logsf, log_point, mu, sigma, shift, q, logaddexp, log, log1p, **shape):
+    """log P(L > point) of a decision whose content is wrong with probability q (log-latency mean μ + shift)
+    and right otherwise (mean μ), under a family's log-survival ``fam_logsf``: one formula for the model
+    (PyTensor's functions) and the derived quantities (numpy's)."""
+    return logaddexp(log1p(-q) + fam_logsf(log_point, mu, sigma, **shape),
+                     log(q) + fam_logsf(log_point, mu + shift, sigma, **shape))
+
+
 def at_model(fam: LatencyFamily, shape: dict, m, column: bool = False) -> dict:
     """The shape parameters for model index ``m`` (an int or an index array), each draws-first:
     a per-model array (S, models) becomes (S,) or (S, len(m)), a shared one (S,) stays (S,), or
