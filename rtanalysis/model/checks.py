@@ -502,6 +502,24 @@ def _corr_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (xc @ yc) / np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum())
 
 
+def _decision_episodes(res) -> np.ndarray | None:
+    """Each decision's row of the fit's episodes (None when the fit does not carry its episodes frame):
+    computed once per check run and shared by the checks that sum decisions per episode."""
+    from ..metrics._groups import episode_row
+
+    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
+    if st is None or not len(st) or ep is None or len(ep) != len(d.episodes):
+        return None
+    return episode_row(st, ep)
+
+
+def _episode_latency_sums(row: np.ndarray, x: np.ndarray, n_ep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per episode: the sum of its acted decisions' log-latencies and their number (NaN: no action)."""
+    acted = ~np.isnan(x)
+    return (np.bincount(row, weights=np.where(acted, x, 0.0), minlength=n_ep),
+            np.bincount(row, weights=acted, minlength=n_ep))
+
+
 def _item_sums(e: pd.DataFrame, row: np.ndarray, x: np.ndarray) -> pd.DataFrame:
     """Per (m, k, clock, u, i) of the episodes with an item, in sorted key order (a sorted group-by's):
     the acted decisions' log-latency sum ``sx`` and count ``nx``, the episodes that missed no window
@@ -510,10 +528,7 @@ def _item_sums(e: pd.DataFrame, row: np.ndarray, x: np.ndarray) -> pd.DataFrame:
     holds several episode-length index arrays at once)."""
     from .data import combined_code, split_code
 
-    n_ep = len(e)
-    acted = ~np.isnan(x)
-    sx = np.bincount(row, weights=np.where(acted, x, 0.0), minlength=n_ep)
-    nx = np.bincount(row, weights=acted, minlength=n_ep)
+    sx, nx = _episode_latency_sums(row, x, len(e))
     clock_code, clocks = pd.factorize(e["clock"], sort=True)  # the clock names in sorted order
     has = e["i"].to_numpy() >= 0
     code, widths = combined_code([e["m"].to_numpy()[has], e["k"].to_numpy()[has], clock_code[has],
@@ -529,7 +544,8 @@ def _item_sums(e: pd.DataFrame, row: np.ndarray, x: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"m": m, "k": k, "clock": np.asarray(clocks, dtype=object)[c], "u": u, "i": i, **sums})
 
 
-def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None) -> list:
+def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = None,
+                       row: np.ndarray | None = None) -> list:
     """Across items, per model × task type × clock × unit: the correlation of an item's mean
     log-latency (its acted decisions) with its success rate among the episodes that missed no window.
 
@@ -538,14 +554,14 @@ def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = No
     item mean latencies can be permuted over the items: the statistic's predictive distribution given
     the data is the permutation distribution (a conditional check, as for
     ``latency_correct_minus_wrong``; no labels needed). Hard items that also slow the agent give a
-    negative correlation, which makes P(no fatal miss | capable) higher than the model's product."""
-    from ..metrics._groups import episode_row
-
-    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
-    if st is None or not len(st) or ep is None or len(ep) != len(d.episodes) or not len(d.items):
+    negative correlation, which makes P(no fatal miss | capable) higher than the model's product.
+    ``row``: :func:`_decision_episodes` (computed here when not given)."""
+    d, st = res.data, res.steps
+    row = _decision_episodes(res) if row is None else row
+    if row is None or not len(d.items):
         return []
     x = log_latency(st) if x is None else x
-    g = _item_sums(d.episodes, episode_row(st, ep), x)
+    g = _item_sums(d.episodes, row, x)
     g = g[(g["nx"] >= 2) & (g["n0"] >= 2)].reset_index(drop=True)
     informative = {(c.m, c.k, c.u) for c in d.latency.itertuples() if getattr(c, "informative", True)}
     out = []
@@ -564,7 +580,8 @@ def _item_latency_rows(res, n_rep: int, rng, a: float, x: np.ndarray | None = No
 MIN_WITHIN_EPISODES = 10
 
 
-def _latency_success_within_items_rows(res, p: ParamDraws, rng, a: float, x: np.ndarray | None = None) -> list:
+def _latency_success_within_items_rows(res, p: ParamDraws, rng, a: float, x: np.ndarray | None = None,
+                                       row: np.ndarray | None = None) -> list:
     """Per model × task type × clock × unit, among the episodes that missed no window and acted at
     least once: T = Σ_e (l_e − l̄_i)(y_e − p̄_e) / n, the covariance of an episode's mean log-latency
     l_e, less its item's mean l̄_i, with its success y_e less the posterior mean of its P(capable) p̄_e
@@ -576,19 +593,18 @@ def _latency_success_within_items_rows(res, p: ParamDraws, rng, a: float, x: np.
     length matters: where an episode's length depends on how fast the agent is (a fixed time budget),
     the length moves P(capable) and is tied to latency without any trade-off. Where thinking longer
     helps, the slow episodes of an item are the capable ones: T > 0, and p_timely is optimistic. Labels
-    are not needed: the one check of that entanglement that unlabelled logs allow."""
-    from ..metrics._groups import episode_row
+    are not needed: the one check of that entanglement that unlabelled logs allow. ``row``:
+    :func:`_decision_episodes` (computed here when not given)."""
     from .data import combined_code
 
-    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
-    if st is None or not len(st) or ep is None or len(ep) != len(d.episodes):
+    d, st = res.data, res.steps
+    row = _decision_episodes(res) if row is None else row
+    if row is None:
         return []
     x = log_latency(st) if x is None else x
     e = d.episodes
-    acted = ~np.isnan(x)
-    row = episode_row(st, ep)
-    nx = np.bincount(row, weights=acted, minlength=len(e))
-    lat = np.bincount(row, weights=np.where(acted, x, 0.0), minlength=len(e)) / np.maximum(nx, 1)
+    sx, nx = _episode_latency_sums(row, x, len(e))
+    lat = sx / np.maximum(nx, 1)
     use = np.flatnonzero((nx > 0) & (e["M"].to_numpy() == 0))
     clock_code, clocks = pd.factorize(e["clock"], sort=True)
     cols = [e["m"].to_numpy()[use], e["k"].to_numpy()[use], clock_code[use], e["u"].to_numpy()[use]]
@@ -623,32 +639,28 @@ def _latency_success_within_items_rows(res, p: ParamDraws, rng, a: float, x: np.
     return out
 
 
-def _item_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
+def _item_adjusted(res, p: ParamDraws, x: np.ndarray, row: np.ndarray | None) -> np.ndarray:
     """Log-latencies less the posterior mean time intensity of their item: under a fit with item
     time intensities the cell's decisions are then one Normal(μ, σ) sample again, which the latency
-    checks replicate (the intensities' own uncertainty, SE σ/√n per item, is left out)."""
-    from ..metrics._groups import episode_row
-
-    ep = getattr(res, "episodes", None)
-    if ep is None or len(ep) != len(res.data.episodes):
+    checks replicate (the intensities' own uncertainty, SE σ/√n per item, is left out). ``row``:
+    :func:`_decision_episodes` (None: nothing to adjust by)."""
+    if row is None:
         return x
-    item = res.data.episodes["i"].to_numpy()[episode_row(res.steps, ep)]
+    item = res.data.episodes["i"].to_numpy()[row]
     return x - p.item_lat.mean(axis=0)[item]
 
 
-def _wrong_adjusted(res, p: ParamDraws, x: np.ndarray) -> np.ndarray:
+def _wrong_adjusted(res, p: ParamDraws, x: np.ndarray, row: np.ndarray | None) -> np.ndarray:
     """Log-latencies less the posterior mean shift of their content class (latency by correctness):
     a wrong decision's δ_mk, an unlabelled one's q·δ_mk (q its cell's wrong share), a correct one's 0,
     so a cell's decisions are one Normal(μ, σ) sample again for the latency checks (δ's own
-    uncertainty left out, as :func:`_item_adjusted` leaves out the time intensities')."""
-    from ..metrics._groups import episode_row
-
-    d, st, ep = res.data, res.steps, getattr(res, "episodes", None)
-    if ep is None or len(ep) != len(d.episodes):
-        return x
+    uncertainty left out, as :func:`_item_adjusted` leaves out the time intensities'). ``row``:
+    :func:`_decision_episodes` (None: nothing to adjust by)."""
     from .data import _cell_code
 
-    row = episode_row(st, ep)
+    if row is None:
+        return x
+    d, st = res.data, res.steps
     m, k, u = (d.episodes[c].to_numpy(np.int64)[row] for c in ("m", "k", "u"))
     L = d.latency
     widths = len(d.task_types), len(d.units)
@@ -669,21 +681,22 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     x = log_latency(res.steps) if res.steps is not None and len(res.steps) else None
     if x is not None and getattr(res.data, "clock_effects", False):  # the latency cells hold timed decisions only
         x = np.where(res.steps["clock"].isin(TIMED_CLOCKS).to_numpy(bool), x, np.nan)
+    row = _decision_episodes(res) if x is not None else None  # one lookup of every decision's episode
     by_item = getattr(res, "item_latency", False) and p.item_lat is not None
     if by_item and x is not None:
-        x = _item_adjusted(res, p, x)
+        x = _item_adjusted(res, p, x, row)
     by_label = p.wrong_lat is not None and getattr(res.data, "latency_by_correctness", False)
-    x_lat = _wrong_adjusted(res, p, x) if by_label and x is not None else x
+    x_lat = _wrong_adjusted(res, p, x, row) if by_label and x is not None else x
     rows = (_success_rows(res, draws, rng, a) + _success_given_misses(res, sub, rng, a)
             + _timing_share_rows(res, draws, sub, rng, a) + _latency_rows(res, p, idx, rng, a, x_lat)
             + (_latency_by_correctness_rows(res, len(idx), rng, a, x, sub.wrong_lat if by_label else None)
                if kind == "posterior" else [])
             # with item time intensities latency is no longer exchangeable over items: that check's
             # permutation null is not the model's any more (the model pairs each item's τ and capability)
-            + (_item_latency_rows(res, len(idx), rng, a, x) if kind == "posterior" and not by_item else [])
+            + (_item_latency_rows(res, len(idx), rng, a, x, row) if kind == "posterior" and not by_item else [])
             # with wrong decisions' own latency the model entangles latency and success by design: this
             # check's null (latency exchangeable within items whatever the outcome) is not its own
-            + (_latency_success_within_items_rows(res, sub, rng, a, x)
+            + (_latency_success_within_items_rows(res, sub, rng, a, x, row)
                if kind == "posterior" and not by_label else []))
     f = pd.DataFrame(rows, columns=CHECK_COLUMNS + ["p_value"])
     f["covered"] = (f["predicted_lo"] <= f["observed"]) & (f["observed"] <= f["predicted_hi"])

@@ -106,6 +106,12 @@ BIN_QUANTILES = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9
 BIN_EDGE_METHOD = "order statistics"
 
 
+def cell_index_of(latency: pd.DataFrame) -> dict:
+    """{(m, k, u): row} of a latency table (the last row of a cell when ``per_row`` repeats it): what
+    :func:`cell_rows` looks decisions up in."""
+    return {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
+
+
 def cell_rows(cell_index: dict, frame: pd.DataFrame) -> np.ndarray:
     """The latency-table row of each row of ``frame`` (columns m, k, u), looked up in ``cell_index``
     ({(m, k, u): row}) in one vectorised pass (a Python loop over 5.7 M decisions took 8 s)."""
@@ -356,7 +362,7 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by, per_row: bool):
     latency["n_distinct"] = per_cell["nd"].to_numpy(np.int64)
     latency["n_at_close"] = per_cell["nc"].to_numpy(np.int64)
     latency["informative"] = informative_latency(per_cell["nn"], per_cell["nd"], per_cell["nc"])
-    cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
+    cell_index = cell_index_of(latency)
     censored["cell"] = cell_rows(cell_index, censored)
     return latency, censored, exposure, cell_index, cens_sel
 

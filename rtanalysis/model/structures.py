@@ -159,7 +159,7 @@ def timed_latencies(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame
     likelihood holds; ``clock_effects`` leaves the paused ones out). Columns m, k, u, i (codes as in
     :func:`.data.aggregate`), x (log-latency, floored as there) and w (1 content-wrong, 0 correct, the
     cell's wrong share without a label: :func:`.data.wrong_weights`)."""
-    from .data import _episode_frame, _log_latencies, _step_arrays, aggregate, cell_rows, wrong_weights
+    from .data import _episode_frame, _log_latencies, _step_arrays, aggregate, cell_index_of, cell_rows, wrong_weights
 
     ep = episodes.reset_index(drop=True)
     e, levels = _episode_frame(ep)
@@ -167,8 +167,7 @@ def timed_latencies(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame
     obs = _log_latencies(S, len(levels["units"]), timed_only=True)
     cells = aggregate(episodes, steps, clock_effects=True).latency
     sel = S["acted"] & S["timed"]  # the decisions of ``obs``, in order
-    index = {tuple(r): j for j, r in enumerate(cells[["m", "k", "u"]].to_numpy())}
-    obs["w"] = wrong_weights(S["wrong"][sel], S["unl"][sel], cell_rows(index, obs), len(cells))[0]
+    obs["w"] = wrong_weights(S["wrong"][sel], S["unl"][sel], cell_rows(cell_index_of(cells), obs), len(cells))[0]
     informative = cells.loc[cells["informative"], ["m", "k", "u"]] if "informative" in cells else cells[["m", "k", "u"]]
     return obs.merge(informative, on=["m", "k", "u"])[["m", "k", "u", "i", "x", "w"]].reset_index(drop=True)
 

@@ -197,8 +197,9 @@ def _latency_tables(con, n_units: int):
     cells = pd.concat([latency[["m", "k", "u"]], censored[["m", "k", "u"]]]).drop_duplicates()
     latency = cells.merge(latency, how="left", on=["m", "k", "u"]).fillna({"n": 0, "s1": 0.0, "s2": 0.0})
     latency = _add_distinct(con, latency.sort_values(["m", "k", "u"]).reset_index(drop=True).astype({"n": np.int64}))
-    cell_index = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
-    from ..model.data import cell_rows
+    from ..model.data import cell_index_of, cell_rows
+
+    cell_index = cell_index_of(latency)
 
     censored["cell"] = cell_rows(cell_index, censored)
     per_item = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, i::BIGINT i, count(*)::BIGINT n, fsum(x) s1
@@ -274,7 +275,7 @@ def _log_ref(con, units: list[str]) -> pd.DataFrame:
 def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
     """Per-cell edges (the kept order statistics), counts between them and edge weights, as ``aggregate``'s
     (:func:`rtanalysis.model.data.order_statistic_layout`: all but the edges follow from each cell's size)."""
-    from ..model.data import BIN_QUANTILES, order_statistic_layout
+    from ..model.data import BIN_QUANTILES, cell_index_of, order_statistic_layout
 
     ref_z = np.array([-2.3, -2.0, -1.6, -1.3, -0.8, -0.4, 0.0, 0.4, 0.8, 1.3, 1.6, 2.0, 2.3])
     ref = log_ref[["center", "scale"]].to_numpy()
@@ -282,7 +283,7 @@ def _bins(con, latency: pd.DataFrame, log_ref: pd.DataFrame):
     edges = ref[u, :1] + ref_z[None, :] * ref[u, 1:]
     counts = np.zeros((len(latency), len(BIN_QUANTILES) + 1), dtype=np.int64)
     weights = np.zeros((len(latency), len(BIN_QUANTILES)), dtype=np.int64)
-    row_of = {tuple(r): j for j, r in enumerate(latency[["m", "k", "u"]].to_numpy())}
+    row_of = cell_index_of(latency)
     cells = latency[latency["n"] > 0]
     if len(cells):
         index, count, weight = order_statistic_layout(cells["n"].to_numpy(np.int64))
