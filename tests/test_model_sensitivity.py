@@ -54,7 +54,7 @@ def test_log_prior_is_pymc_prior_density():
     from pymc.stats import compute_log_prior
 
     from rtanalysis.model.build import build_model
-    from rtanalysis.model.sensitivity import HIERARCHY_LEVEL, log_prior_likelihood
+    from rtanalysis.model.sensitivity import HIERARCHY_LEVEL, log_prior_likelihood, sampler_logp
 
     res = rich_and_sparse_fit()
     post = res.idata["posterior"].to_dataset().isel(chain=[0], draw=slice(0, 5))
@@ -67,4 +67,11 @@ def test_log_prior_is_pymc_prior_density():
                 if v not in HIERARCHY_LEVEL)
     np.testing.assert_allclose(lp, total.values, rtol=1e-8)
     assert np.isfinite(ll).all() and (ll < 0).all()
+    # the sampler's own log-density minus the prior part (with the transforms' Jacobians) is the same log
+    # likelihood, to rounding: what prior_sensitivity uses instead of evaluating every potential again
+    logp = sampler_logp(res)[[0], :5]
+    lp2, ll2 = log_prior_likelihood(model, post, logp)
+    np.testing.assert_array_equal(lp2, lp)
+    np.testing.assert_allclose(ll2, ll, rtol=0, atol=1e-8)
+    assert np.ptp(ll) > 1e-3  # draws that differ, so equal values are not one number
 

@@ -10,7 +10,11 @@ The likelihood is written as ``pm.Potential`` terms on aggregated tables (:mod:`
 sampler has no pointwise log-likelihood (:mod:`.structures` recomputes one for the outcomes and the
 timed latencies, not the silences): the per-draw *sum* of the potentials is the log-likelihood. That is
 enough here, since power-scaling perturbs the likelihood as a whole (one weight per draw); it rules
-out only the per-observation selections ``priorsense`` offers. The log prior is the sum of the free
+out only the per-observation selections ``priorsense`` offers. Where the sampler recorded its own
+log-density at each draw (nutpie's ``logp``: prior, potentials and the transforms' log-Jacobians, on
+the unconstrained scale), the log-likelihood is that minus the prior part, which costs a few parameters
+a draw; evaluating the potentials again cost the likelihood over every group at every draw (15 s of a
+report at 10^6 episodes). The two agree to rounding (``tests/test_model_sensitivity.py``). The log prior is the sum of the free
 variables' prior log-densities on the constrained scale (the parameters' own densities, what
 ``pm.compute_log_prior`` evaluates), without the item level ``z_item_cap``: its Normal(0, sd) is part
 of the hierarchy, not a prior choice (brms leaves group-level effects out of ``lprior`` likewise),
@@ -34,9 +38,35 @@ SENSITIVITY_COLUMNS = ["quantity", "model", "task_type", "clock", "prior_sensiti
                        "flag", "diagnosis"]
 
 
-def log_prior_likelihood(model, posterior) -> tuple[np.ndarray, np.ndarray]:
+def _unconstrained_prior(model, umodel):
+    """The part of the sampler's log-density that is not the likelihood: every free variable's prior
+    log-density on the unconstrained scale, the transforms' log-Jacobians included, as a graph of
+    ``umodel``'s (constrained) value variables."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import graph_inputs
+
+    logp = model.logp(vars=model.free_RVs, jacobian=True)
+    # umodel's copies of the data (and dims), by name: one set of shared variables in the function,
+    # as its on-disk cache needs
+    own = {v.name: v for v in [*umodel.named_vars.values(), *umodel.dim_lengths.values()]
+           if isinstance(v, SharedVariable)}
+    to_unconstrained = {v: own[v.name] for v in graph_inputs([logp])
+                        if isinstance(v, SharedVariable) and v.name in own}
+    for rv in model.free_RVs:
+        value = umodel.rvs_to_values[umodel[rv.name]]
+        transform = model.rvs_to_transforms.get(rv)
+        to_unconstrained[model.rvs_to_values[rv]] = (value if transform is None
+                                                     else transform.forward(value, *rv.owner.inputs))
+    return graph_replace(logp, to_unconstrained, strict=False)
+
+
+def log_prior_likelihood(model, posterior, sampler_logp: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(log prior, log likelihood), each (chain, draw), of ``model`` at every draw of ``posterior``
-    (a dataset of the free variables on their constrained scale, as the fit stores them)."""
+    (a dataset of the free variables on their constrained scale, as the fit stores them).
+    ``sampler_logp`` (chain, draw): the sampler's log-density at those draws (unconstrained scale,
+    with the log-Jacobians); given, the log likelihood is it minus the prior part, without evaluating
+    the potentials again."""
     from pymc.model.transform.conditioning import remove_value_transforms
 
     from .sampler import FUNCTIONS_LOCK, cached_function
@@ -44,16 +74,31 @@ def log_prior_likelihood(model, posterior) -> tuple[np.ndarray, np.ndarray]:
     # without transforms the value variables are the constrained parameters the posterior holds
     umodel = remove_value_transforms(model)
     prior_rvs = [rv for rv in umodel.free_RVs if rv.name not in HIERARCHY_LEVEL]
-    outs = [umodel.logp(vars=prior_rvs), umodel.logp(vars=umodel.potentials)]
+    second = (umodel.logp(vars=umodel.potentials) if sampler_logp is None
+              else _unconstrained_prior(model, umodel))
+    outs = [umodel.logp(vars=prior_rvs), second]
     # on PyTensor's on-disk cache like the sampler's log-density: compiled once per machine
     n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
     n = n_chain * n_draw
     values = [np.asarray(posterior[v.name].values, dtype=v.type.dtype).reshape(n, *posterior[v.name].shape[2:])
               for v in umodel.value_vars]
+    what = "log likelihood" if sampler_logp is None else "unconstrained log prior"
     with FUNCTIONS_LOCK:
-        fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, "power-scaling log prior, log likelihood")
+        fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, f"power-scaling log prior, {what}")
         out = np.array([[float(x) for x in fn(*(v[s] for v in values))] for s in range(n)])
-    return out[:, 0].reshape(n_chain, n_draw), out[:, 1].reshape(n_chain, n_draw)
+    log_prior = out[:, 0].reshape(n_chain, n_draw)
+    if sampler_logp is None:
+        return log_prior, out[:, 1].reshape(n_chain, n_draw)
+    return log_prior, np.asarray(sampler_logp, dtype=float).reshape(n_chain, n_draw) - out[:, 1].reshape(n_chain, n_draw)
+
+
+def sampler_logp(res) -> np.ndarray | None:
+    """nutpie's log-density at each kept draw of the fit ``res`` (chain, draw), or None (another
+    sampler, or a fit stored without it)."""
+    if res.sampler != "nutpie" or "sample_stats" not in res.idata.children:
+        return None
+    stats = res.idata["sample_stats"]
+    return np.asarray(stats["logp"].values, dtype=float) if "logp" in stats.data_vars else None
 
 
 def sensitivity_tree(draws: dict[str, np.ndarray], log_prior: np.ndarray, log_lik: np.ndarray):
@@ -110,7 +155,7 @@ def prior_sensitivity(res, quantities=SENSITIVITY_QUANTITIES, threshold: float =
     from .build import build_model
 
     model = build_model(res.data, res.latency_family, item_latency=getattr(res, "item_latency", False))
-    log_prior, log_lik = log_prior_likelihood(model, res.idata["posterior"])
+    log_prior, log_lik = log_prior_likelihood(model, res.idata["posterior"], sampler_logp(res))
     rows = res._deriver.rows
     timed = (rows["clock"] != "paused").to_numpy()
     if not timed.any():
