@@ -13,7 +13,6 @@ import pytensor.tensor as pt
 
 from .data import ModelData
 from .families import WRONG_SHARE_FLOOR, LatencyFamily, family, mixed_log_sf
-from .ops import binomial_log1mexp
 from .priors import LEAK, PRIORS, latency_prior_fill
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -495,5 +494,4 @@ def _capable_labelled(d: ModelData, log_capable) -> None:
     CL = _pad(d.cap_labelled, {"m": 0, "k": 0, "i": -1, "x": 0.0, "n": 0, "capable": 0})
     n, c = _data("cap_n", CL["n"], "float64"), _data("cap_capable", CL["capable"], "float64")
     log_cap = pt.minimum(log_capable(CL, "cap"), -1e-12)
-    # c·log p + (n − c)·log(1 − p) summed: the gradient's largest term at scale, in NumPy (:mod:`.ops`)
-    pm.Potential("capable_labelled", binomial_log1mexp(log_cap, c, n - c))
+    pm.Potential("capable_labelled", pt.sum(c * log_cap + (n - c) * pt.log1mexp(log_cap)))
