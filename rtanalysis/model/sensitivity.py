@@ -13,10 +13,11 @@ enough here, since power-scaling perturbs the likelihood as a whole (one weight 
 out only the per-observation selections ``priorsense`` offers. Where the sampler recorded its own
 log-density at each draw (nutpie's ``logp``: prior, potentials and the transforms' log-Jacobians, on
 the unconstrained scale), the log-likelihood is that minus the prior part, which costs a few parameters
-a draw; evaluating the potentials again cost the likelihood over every group at every draw (15 s of a
-report at 10^6 episodes). The two agree to rounding (``tests/test_model_sensitivity.py``). The log prior is the sum of the free
-variables' prior log-densities on the constrained scale (the parameters' own densities, what
-``pm.compute_log_prior`` evaluates), without the item level ``z_item_cap``: its Normal(0, sd) is part
+a draw; evaluating the potentials again cost the likelihood over every group at every draw (12 s of a
+report at 10^6 episodes). The two agree to rounding (``tests/test_model_sensitivity.py``).
+
+The log prior is the sum of the free variables' prior log-densities on the constrained scale (the
+parameters' own densities, what ``pm.compute_log_prior`` evaluates), without the item level ``z_item_cap``: its Normal(0, sd) is part
 of the hierarchy, not a prior choice (brms leaves group-level effects out of ``lprior`` likewise),
 and ``sd_item_cap``'s prior is scaled instead. Derived quantities (share_timing, p_timely) are not
 posterior variables: their draws enter a DataTree of their own beside the two log-densities, and
@@ -89,7 +90,8 @@ def log_prior_likelihood(model, posterior, sampler_logp: np.ndarray | None = Non
     log_prior = out[:, 0].reshape(n_chain, n_draw)
     if sampler_logp is None:
         return log_prior, out[:, 1].reshape(n_chain, n_draw)
-    return log_prior, np.asarray(sampler_logp, dtype=float).reshape(n_chain, n_draw) - out[:, 1].reshape(n_chain, n_draw)
+    log_lik = np.asarray(sampler_logp, dtype=float).reshape(n_chain, n_draw) - out[:, 1].reshape(n_chain, n_draw)
+    return log_prior, log_lik
 
 
 def sampler_logp(res) -> np.ndarray | None:
