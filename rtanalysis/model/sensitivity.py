@@ -19,9 +19,9 @@ report at 10^6 episodes). The two agree to rounding (``tests/test_model_sensitiv
 The log prior is the sum of the free variables' prior log-densities on the constrained scale (the
 parameters' own densities, what ``pm.compute_log_prior`` evaluates), without the item level
 ``z_item_cap``: its Normal(0, sd) is part of the hierarchy, not a prior choice (brms leaves
-group-level effects out of ``lprior`` likewise), and ``sd_item_cap``'s prior is scaled instead. Derived quantities (share_timing, p_timely) are not
-posterior variables: their draws enter a DataTree of their own beside the two log-densities, and
-arviz_stats' own functions do the rest.
+group-level effects out of ``lprior`` likewise), and ``sd_item_cap``'s prior is scaled instead.
+Derived quantities (share_timing, p_timely) are not posterior variables: their draws enter a DataTree
+of their own beside the two log-densities, and arviz_stats' own functions do the rest.
 """
 
 from __future__ import annotations
