@@ -62,10 +62,10 @@ def _unconstrained_prior(model, umodel):
     return graph_replace(logp, to_unconstrained, strict=False)
 
 
-def log_prior_likelihood(model, posterior, sampler_logp: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def log_prior_likelihood(model, posterior, logp_draws: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(log prior, log likelihood), each (chain, draw), of ``model`` at every draw of ``posterior``
     (a dataset of the free variables on their constrained scale, as the fit stores them).
-    ``sampler_logp`` (chain, draw): the sampler's log-density at those draws (unconstrained scale,
+    ``logp_draws`` (chain, draw): the sampler's log-density at those draws (unconstrained scale,
     with the log-Jacobians); given, the log likelihood is it minus the prior part, without evaluating
     the potentials again."""
     from pymc.model.transform.conditioning import remove_value_transforms
@@ -75,7 +75,7 @@ def log_prior_likelihood(model, posterior, sampler_logp: np.ndarray | None = Non
     # without transforms the value variables are the constrained parameters the posterior holds
     umodel = remove_value_transforms(model)
     prior_rvs = [rv for rv in umodel.free_RVs if rv.name not in HIERARCHY_LEVEL]
-    second = (umodel.logp(vars=umodel.potentials) if sampler_logp is None
+    second = (umodel.logp(vars=umodel.potentials) if logp_draws is None
               else _unconstrained_prior(model, umodel))
     outs = [umodel.logp(vars=prior_rvs), second]
     # on PyTensor's on-disk cache like the sampler's log-density: compiled once per machine
@@ -83,14 +83,14 @@ def log_prior_likelihood(model, posterior, sampler_logp: np.ndarray | None = Non
     n = n_chain * n_draw
     values = [np.asarray(posterior[v.name].values, dtype=v.type.dtype).reshape(n, *posterior[v.name].shape[2:])
               for v in umodel.value_vars]
-    what = "log likelihood" if sampler_logp is None else "unconstrained log prior"
+    what = "log likelihood" if logp_draws is None else "unconstrained log prior"
     with FUNCTIONS_LOCK:
         fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, f"power-scaling log prior, {what}")
         out = np.array([[float(x) for x in fn(*(v[s] for v in values))] for s in range(n)])
     log_prior = out[:, 0].reshape(n_chain, n_draw)
-    if sampler_logp is None:
+    if logp_draws is None:
         return log_prior, out[:, 1].reshape(n_chain, n_draw)
-    log_lik = np.asarray(sampler_logp, dtype=float).reshape(n_chain, n_draw) - out[:, 1].reshape(n_chain, n_draw)
+    log_lik = np.asarray(logp_draws, dtype=float).reshape(n_chain, n_draw) - out[:, 1].reshape(n_chain, n_draw)
     return log_prior, log_lik
 
 
