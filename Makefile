@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || { PYBIN=$$(.ci/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,inspect]"
+	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,notebooks,inspect]"
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	@touch $(STAMP)
 
@@ -40,7 +40,7 @@ bench: install
 # `make install`, run the tests, and copy the new versions into environment.yml.
 lock: install
 	$(PY) -m uv --version >/dev/null 2>&1 || $(PY) -m pip install --quiet uv
-	$(PY) -m uv pip compile pyproject.toml --extra test --extra inspect --python-version 3.12 \
+	$(PY) -m uv pip compile pyproject.toml --extra test --extra notebooks --extra inspect --python-version 3.12 \
 		--annotation-style line --custom-compile-command "make lock" $(UPGRADE) -o $(LOCK)
 
 clean:

@@ -1,25 +1,46 @@
 """rtanalysis: why LLM agents fail realtime benchmarks — capability or timing — with honest uncertainty.
 
-The pipeline, one layer per package, each importing only those before it: :mod:`~rtanalysis.load`
-and :mod:`~rtanalysis.adapters` (logs → tidy ``episodes``/``steps``), :mod:`~rtanalysis.metrics`
-(observed rates and intervals), :mod:`~rtanalysis.model` (hierarchical capability × timing model →
-decomposition, counterfactuals), :mod:`~rtanalysis.plots`, :mod:`~rtanalysis.tables` and
-:mod:`~rtanalysis.report` (figures, tables, the written report); :mod:`rtanalysis.cli` on top.
-Errors the stages raise on purpose are in the leaf :mod:`rtanalysis.errors`.
+What a user needs is here: :func:`load` logs into tidy tables (a :class:`LoadResult`), measure them
+with :mod:`metrics`, :func:`fit` the model a :class:`ModelSpec` names (a :class:`FitResult`), and
+:func:`report` it all (figures, tables, the written report); :mod:`simulate` makes benchmarks with
+known truth.
+
+The pipeline, one layer per subpackage, each importing only those below it: :mod:`rtanalysis.io`
+and :mod:`rtanalysis.adapters` (logs → tidy ``episodes``/``steps``), :mod:`rtanalysis.simulate`,
+:mod:`rtanalysis.metrics` (observed rates and intervals), :mod:`rtanalysis.model` (the capability ×
+timing model), :mod:`rtanalysis.plots` and :mod:`rtanalysis.reporting` (figures, tables, the
+report); :mod:`rtanalysis.cli` on top. The errors raised on purpose are in :mod:`rtanalysis.errors`.
 """
 
 from .about import EXAMPLES, __version__, example_data
-from .load import EpisodeSink, LoadResult, json_schema, load_rtlog
-from .adapters import load  # after .load: the name `rtanalysis.load` is this function, not the module
+from .adapters import load
+from .io import LoadResult, json_schema
+
+#: names loaded on first use: the model imports PyMC and the report matplotlib, so that
+#: ``import rtanalysis`` stays fast
+_LAZY = {
+    "fit": ("rtanalysis.model", "fit"),
+    "FitResult": ("rtanalysis.model", "FitResult"),
+    "ModelSpec": ("rtanalysis.model.spec", "ModelSpec"),
+    "report": ("rtanalysis.reporting.pipeline", "run_report"),
+    "metrics": ("rtanalysis.metrics", None),
+    "simulate": ("rtanalysis.simulate", None),
+}
 
 
 def __getattr__(name):
-    # the model stage imports PyMC: load it on first use so `import rtanalysis` stays fast
-    if name == "fit":
-        from .model import fit
+    if name not in _LAZY:
+        raise AttributeError(f"module 'rtanalysis' has no attribute {name!r}")
+    import importlib
 
-        return fit
-    raise AttributeError(name)
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    return value if attr is None else getattr(value, attr)
 
 
-__all__ = ["EXAMPLES", "EpisodeSink", "LoadResult", "example_data", "json_schema", "load", "load_rtlog", "fit", "__version__"]
+def __dir__():
+    return sorted(__all__)
+
+
+__all__ = ["EXAMPLES", "FitResult", "LoadResult", "ModelSpec", "__version__", "example_data", "fit", "json_schema",
+           "load", "metrics", "report", "simulate"]

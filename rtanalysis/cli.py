@@ -14,23 +14,20 @@ import sys
 
 from .about import __version__
 from .errors import RtAnalysisError, UsageError
-from .load.memory import map_large_allocations
+from .io.memory import map_large_allocations
 
 #: modules that contribute subcommands, in the order ``--help`` lists them
 COMMAND_MODULES = (
-    "rtanalysis.ingest_cli",
+    "rtanalysis.reporting.ingest_cli",
     "rtanalysis.simulate.cli",
     "rtanalysis.model.cli",
-    "rtanalysis.report.cli",
+    "rtanalysis.reporting.cli",
 )
 
 #: exceptions that mean bad input or arguments, not a bug: one line on stderr and exit status 2
 #: (set RTANALYSIS_TRACEBACK=1 to see the traceback). A bare ValueError is not among them: a
 #: command that knows a stage raises it for bad input says so by re-raising it as a UsageError.
 USER_ERRORS = (RtAnalysisError, FileNotFoundError, NotADirectoryError)
-
-#: kept for code written against the old name: the stages now raise :class:`rtanalysis.errors.UsageError`
-CLIError = UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:

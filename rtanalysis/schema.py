@@ -74,7 +74,7 @@ EPISODE_KEY_COLUMNS = ("run_id", "model", "task", "task_type", "clock", "time_un
 KEY_DTYPES = ("str", "category")
 #: step fields the loader keeps, ingest writes and the data hash covers, but no metric, figure, table
 #: or model reads (the outcome is derived from them at load): ``rtanalysis report`` lets them go once
-#: the fit has hashed the data (:meth:`rtanalysis.load.LoadResult.drop_record_only_columns`)
+#: the fit has hashed the data (:meth:`rtanalysis.io.LoadResult.drop_record_only_columns`)
 RECORD_ONLY_STEP_COLUMNS = ("t_obs", "t_act", "action", "valid_at_exec", "tokens", "reward", "on_time")
 #: what the command line (`ingest`, `fit`, `report`) loads with: its tables never reach a user's session
 #: and the files it writes hold text either way

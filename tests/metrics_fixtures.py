@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rtanalysis.load import load_rtlog
+from rtanalysis.io import load_rtlog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from rtanalysis.load import EpisodeSink
-from rtanalysis.model.toy import ToyDesign, toy_load, toy_truth
+from rtanalysis.io import EpisodeSink
+from rtanalysis.model.studies.toy import ToyDesign, toy_load, toy_truth
 
 TOY_DRAWS = dict(draws=300, chains=2, seed=0, progress=False, tune=None)
 

@@ -10,7 +10,7 @@ Z90 = 1.645
 def assert_recovered(res, truth, quantities=("p_timely", "share_timing", "p_capable"), n_rows: int = 6) -> None:
     """For each quantity: ``n_rows`` scored rows, mean |error| ≤ 0.05 and root-mean-square
     standardised error ≤ 2 (SD from the fit's 90 % interval, which it must have been fitted with)."""
-    from rtanalysis.model.calibrate import score_fit
+    from rtanalysis.model.studies.calibrate import score_fit
 
     s = score_fit(res.decomposition(), truth)
     for q in quantities:

@@ -87,7 +87,7 @@ def test_to_rtlog_round_trip_and_schema(mixed, tmp_path):
     import pandas as pd
 
     from rtanalysis.adapters import to_rtlog
-    from rtanalysis.load import json_schema, load_rtlog
+    from rtanalysis.io import json_schema, load_rtlog
 
     _, slots, run = mixed
     out = tmp_path / "converted.jsonl.gz"

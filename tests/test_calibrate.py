@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rtanalysis.model.calibrate import score_counterfactuals
+from rtanalysis.model.studies.calibrate import score_counterfactuals
 from rtanalysis.model.checks import family_flags, is_extreme, predictive_p_value, replicate_quantiles
 from rtanalysis.model.families import FAMILIES
 

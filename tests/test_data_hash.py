@@ -6,7 +6,7 @@ import importlib
 import numpy as np
 
 from rtanalysis import load
-from rtanalysis.model.fit import HASH_CHUNK_ROWS, data_hash
+from rtanalysis.model.inputs import HASH_CHUNK_ROWS, data_hash
 
 
 def test_hash_ignores_order_and_dtype_and_sees_every_value(monkeypatch):
@@ -22,7 +22,7 @@ def test_hash_ignores_order_and_dtype_and_sees_every_value(monkeypatch):
     steps["action"] = steps["action"].astype(object)  # text (and missing values) as Python objects
     assert data_hash(lr.episodes, steps) == h
     # text hashed in pieces gives the same digest as in one
-    fit_module = importlib.import_module("rtanalysis.model.fit")  # the package exports a function `fit`
+    fit_module = importlib.import_module("rtanalysis.model.inputs")
     monkeypatch.setattr(fit_module, "HASH_CHUNK_ROWS", 1000)  # the steps: several pieces
     assert data_hash(lr.episodes, lr.steps) == h
     monkeypatch.setattr(fit_module, "HASH_CHUNK_ROWS", HASH_CHUNK_ROWS)

@@ -42,6 +42,7 @@ def test_harmony_tells_one_bad_type_from_slow_everywhere():
 def test_counterfactual_assumptions_cover_both_scenarios():
     from rtanalysis.model.assumptions import (COUNTERFACTUAL_ASSUMPTIONS, SCENARIO_ASSUMPTIONS, STRUCTURE_ASSUMPTIONS,
                                               assumptions_for)
+    from rtanalysis.model import ModelSpec
 
     used = set(a for ids in SCENARIO_ASSUMPTIONS.values() for a in ids)
     assert used | {new for _, new in STRUCTURE_ASSUMPTIONS.values()} == set(COUNTERFACTUAL_ASSUMPTIONS)
@@ -49,7 +50,7 @@ def test_counterfactual_assumptions_cover_both_scenarios():
     assert not any("Transport" in s for s in assumptions_for("scale"))
     # a fit with wrong decisions' own latency rests on independence given correctness instead
     for scenario in ("scale", "as:strong-fast"):
-        plain, by_label = assumptions_for(scenario), assumptions_for(scenario, latency_by_correctness=True)
+        plain, by_label = assumptions_for(scenario), assumptions_for(scenario, ModelSpec(structure="latency_by_correctness"))
         assert COUNTERFACTUAL_ASSUMPTIONS["latency_independent_of_correctness"] in plain
         assert COUNTERFACTUAL_ASSUMPTIONS["latency_independent_of_correctness"] not in by_label
         assert COUNTERFACTUAL_ASSUMPTIONS["latency_given_correctness"] in by_label and len(by_label) == len(plain)

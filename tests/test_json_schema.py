@@ -5,7 +5,7 @@ import copy
 import jsonschema
 import pytest
 
-from rtanalysis.load import json_schema, validate_episode, validate_steps, RecordError
+from rtanalysis.io import json_schema, validate_episode, validate_steps, RecordError
 from tests.conftest import GOOD_EPISODE
 from tests.test_load_rules import RULES
 

@@ -19,12 +19,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rtanalysis"
 #: top-level module whose name starts with it, e.g. ``report*`` for the report's modules)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("leaf", ("rtanalysis.errors", "rtanalysis.about", "rtanalysis.schema")),
-    ("load", ("rtanalysis.load", "rtanalysis.adapters", "rtanalysis.scale.dataset")),
+    ("load", ("rtanalysis.io", "rtanalysis.adapters", "rtanalysis.scale.dataset")),
     ("simulate", ("rtanalysis.simulate",)),
     ("metrics", ("rtanalysis.metrics",)),
     ("model", ("rtanalysis.model", "rtanalysis.scale.aggregate")),
-    ("presentation", ("rtanalysis.plots*", "rtanalysis.tables*", "rtanalysis.report*", "rtanalysis.ingest",
-                      "rtanalysis.scale")),  # scale.distributed runs the ingest on Dask
+    ("presentation", ("rtanalysis.plots", "rtanalysis.reporting", "rtanalysis.scale")),  # scale.distributed runs the ingest on Dask
     ("api", ("rtanalysis",)),  # the package itself: re-exports for users, imported by no stage
     ("cli", ()),  # rtanalysis.cli and every module named cli or *_cli, wherever it lives
 ]

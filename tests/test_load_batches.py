@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from rtanalysis import schema
-from rtanalysis.load import EpisodeSink, load_rtlog, read_rtlog
+from rtanalysis.io import EpisodeSink, load_rtlog, read_rtlog
 from tests.conftest import GOOD_EPISODE
 
 # the modules that read these constants (`rtanalysis.load` the attribute is a function)
-files_module = importlib.import_module("rtanalysis.load.files")
-sink_module = importlib.import_module("rtanalysis.load.sink")
+files_module = importlib.import_module("rtanalysis.io.files")
+sink_module = importlib.import_module("rtanalysis.io.sink")
 
 
 def _records():

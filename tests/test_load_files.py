@@ -6,7 +6,7 @@ import os
 import orjson
 import pytest
 
-from rtanalysis.load import find_log_files, load_rtlog
+from rtanalysis.io import find_log_files, load_rtlog
 from tests.conftest import GOOD_EPISODE
 
 

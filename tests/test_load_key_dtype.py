@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from rtanalysis import load, schema
-from rtanalysis.ingest import ingest
-from rtanalysis.load.keys import episode_rows, value_codes
+from rtanalysis.reporting.ingest import ingest
+from rtanalysis.io.keys import episode_rows, value_codes
 from rtanalysis.metrics import compute_all
 from rtanalysis.model.data import aggregate
-from rtanalysis.model.fit import data_hash
+from rtanalysis.model.inputs import data_hash
 from rtanalysis.scale import read_dataset
 from rtanalysis.simulate import simulate
 from tests.test_scale_dataset import assert_model_data_equal
@@ -73,7 +73,7 @@ def test_files_hold_text_whatever_the_key_dtype(tmp_path, monkeypatch):
     """Parquet written from categorical tables (in chunks of rows) reads back exactly as from text."""
     import pyarrow.parquet as pq
 
-    arrow = importlib.import_module("rtanalysis.load.arrow")  # `rtanalysis.load` is also a function
+    arrow = importlib.import_module("rtanalysis.io.arrow")  # `rtanalysis.load` is also a function
 
     monkeypatch.setattr(arrow, "PARQUET_CHUNK_ROWS", 100)  # several chunks
     logs = simulate("mixed", seed=5, tasks=3, seeds=2).write(tmp_path / "logs")["episodes"]

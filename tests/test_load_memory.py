@@ -1,4 +1,4 @@
-"""Freed memory handed back to the system (:mod:`rtanalysis.load.memory`), on glibc (Linux)."""
+"""Freed memory handed back to the system (:mod:`rtanalysis.io.memory`), on glibc (Linux)."""
 
 import ctypes.util
 import subprocess
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or "libc" n
 # Prints how far the resident set falls (MiB) when the columns are freed.
 SCRIPT = """
 import sys, numpy as np
-from rtanalysis.load.memory import map_large_allocations
+from rtanalysis.io.memory import map_large_allocations
 def resident():
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS"))

@@ -7,7 +7,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rtanalysis.load import load_rtlog
+from rtanalysis.io import load_rtlog
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=8)
 finite = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)

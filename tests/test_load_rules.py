@@ -5,7 +5,7 @@ import copy
 import orjson
 import pytest
 
-from rtanalysis.load import load_rtlog
+from rtanalysis.io import load_rtlog
 from tests.conftest import GOOD_EPISODE
 
 

@@ -4,7 +4,7 @@ import orjson
 import pandas as pd
 import pytest
 
-from rtanalysis.load import load_rtlog
+from rtanalysis.io import load_rtlog
 
 BASE = {"run_id": "r", "model": "m", "task_type": "t", "clock": "wall", "success": False}
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rtanalysis.load import EpisodeSink
+from rtanalysis.io import EpisodeSink
 from rtanalysis.metrics import latency_ecdf, latency_summary
 from tests.metrics_fixtures import load_fixture, row
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rtanalysis import schema
-from rtanalysis.load import EpisodeSink
+from rtanalysis.io import EpisodeSink
 from rtanalysis.metrics import failure_hazard, fallback_summary, score_variance, wilson
 from tests.metrics_fixtures import load_fixture, row
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from rtanalysis.load import EpisodeSink
+from rtanalysis.io import EpisodeSink
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from rtanalysis.load import EpisodeSink
+from rtanalysis.io import EpisodeSink
 from rtanalysis.model.data import CAPPED_SHARE, aggregate, informative_latency
 
 CLOSE, N_DEC, N_EP = 4096.0, 5, 60

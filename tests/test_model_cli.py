@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rtanalysis.cli import main
-from rtanalysis.model.toy import ToyDesign, toy_records
+from rtanalysis.model.studies.toy import ToyDesign, toy_records
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 

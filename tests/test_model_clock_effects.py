@@ -1,4 +1,4 @@
-"""Clock effects (``fit(clock_effects=True)``): the tables split capability by timed clock and hold
+"""Clock effects (``fit(data, "clock_effects")``): the tables split capability by timed clock and hold
 timed latencies only, models without paused runs are named, and (slow) the ``clock_adaptive`` preset
 — an agent that thinks less, faster and worse, under the wall clock — is recovered, where the
 default model reads the capability drop as timing (share_timing coverage 0.00)."""
@@ -56,11 +56,11 @@ def test_clock_effects_recover_an_agent_that_thinks_less_under_the_wall_clock(tm
     ≤ 2) for p_capable, p_timely and share_timing, κ_m near −0.8, no check family flagged; the fit
     saved and read back gives the same decomposition."""
     from rtanalysis.model import fit
-    from rtanalysis.model.fit import FitResult
+    from rtanalysis.model import FitResult
 
     sim = simulate("clock_adaptive", seed=100, labelled=False)
     lr = sim.load()
-    res = fit(lr, draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None, clock_effects=True)
+    res = fit(lr, "clock_effects", draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None)
     assert res.diagnostics["n_divergent"] == 0
     kappa = res.idata["posterior"]["timed_cap"].mean(("chain", "draw")).values
     assert np.abs(kappa + 0.8).max() < 0.35, kappa
@@ -68,5 +68,5 @@ def test_clock_effects_recover_an_agent_that_thinks_less_under_the_wall_clock(tm
     flags = res.ppc_flags()
     assert not flags.loc[flags["kind"] == "posterior", "flagged"].any(), flags
     back = FitResult.from_dir(res.to_dir(tmp_path / "fit"), lr)
-    assert back.clock_effects
+    assert back.spec.clock_effects
     np.testing.assert_allclose(back.decomposition()["p_timely"], res.decomposition()["p_timely"])

@@ -4,7 +4,7 @@ mixture, log-normal ones Normal."""
 import numpy as np
 import pytest
 
-from rtanalysis.model.compare import loo_pointwise, choice_summary, choose_family, latency_loo
+from rtanalysis.model.compare import loo_pointwise, family_choice_summary, choose_family, latency_loo
 from rtanalysis.model.data import aggregate
 
 
@@ -67,11 +67,11 @@ def test_the_simplest_family_within_the_margin_of_the_best_is_chosen():
     assert choose_family(_table([-103.5, -100.0, -101.0], [0.1, 0.0, 0.1], [0.1] * 3)) == "normal"
 
 
-def test_choice_summary_warns_when_the_chosen_familys_loo_is_unreliable():
-    reliable = choice_summary(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.2, 0.3, 0.5]))
+def test_family_choice_summary_warns_when_the_chosen_familys_loo_is_unreliable():
+    reliable = family_choice_summary(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.2, 0.3, 0.5]))
     assert reliable.startswith("The latency family (mixture)") and "normal 30.0 (SE 5.0)" in reliable
     assert "unreliable" not in reliable
-    shaky = choice_summary(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.2, 0.3, 2.7]))
+    shaky = family_choice_summary(_table([-130.0, -120.0, -100.0], [5.0, 4.0, 0.0], [0.2, 0.3, 2.7]))
     assert "largest Pareto k is 2.70" in shaky and "unreliable" in shaky
 
 

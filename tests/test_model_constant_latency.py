@@ -7,7 +7,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from rtanalysis.load import EpisodeSink
+from rtanalysis.io import EpisodeSink
 from rtanalysis.model.data import aggregate
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]

@@ -8,7 +8,7 @@ from scipy.stats import norm
 
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.derived import Deriver, silence_mode_probability
-from rtanalysis.model.toy import random_param_draws
+from rtanalysis.model.studies.toy import random_param_draws
 
 S = 7
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from rtanalysis.model.fit import COUNTERFACTUAL_COLUMNS, DECOMPOSITION_COLUMNS
+from rtanalysis.model.result import COUNTERFACTUAL_COLUMNS, DECOMPOSITION_COLUMNS
 
 from .model_fixtures import degenerate_fit, toy_data, toy_fit
 
@@ -54,7 +54,7 @@ def test_compare_and_draws():
 def test_kept_and_wide_draws_are_the_computed_ones():
     """The p_success draws a fit keeps at λ = 0.5 (KEPT_LAMBDAS) after the counterfactuals are the ones
     a fresh computation gives, and the wide frame holds the long frame's values."""
-    from rtanalysis.model.fit import KEPT_LAMBDAS
+    from rtanalysis.model.result import KEPT_LAMBDAS
 
     res = toy_fit(False)
     lam = KEPT_LAMBDAS[0]

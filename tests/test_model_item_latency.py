@@ -1,4 +1,4 @@
-"""Item time intensity (``fit(item_latency=True)``): its sufficient-statistic likelihood equals the
+"""Item time intensity (``fit(data, "item_latency")``): its sufficient-statistic likelihood equals the
 per-decision log-normal density, and (slow) it recovers the decomposition on the ``difficulty_latency``
 preset, where hard items are also slow and the default model's p_timely is far off."""
 
@@ -50,7 +50,7 @@ def test_item_time_intensity_likelihood_equals_per_decision_lognormal(sim):
 
 def test_item_latency_needs_the_normal_family(sim):
     lr = sim.load()
-    with pytest.raises(ValueError, match="item_latency=True needs latency_family='normal'"):
+    with pytest.raises(ValueError, match="item_latency needs latency_family='normal'"):
         build_model(aggregate(lr.episodes, lr.steps), "t", item_latency=True)
 
 
@@ -64,8 +64,8 @@ def test_item_latency_recovers_the_decomposition_where_hard_items_are_slow():
     from rtanalysis.model import fit
 
     sim = simulate("difficulty_latency", seed=100, labelled=True)
-    res = fit(sim.load(), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None, item_latency=True)
-    assert res.item_latency and res.diagnostics["n_divergent"] == 0
+    res = fit(sim.load(), "item_latency", draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None)
+    assert res.spec.item_latency and res.diagnostics["n_divergent"] == 0
     assert_recovered(res, sim.truth)
     flags = res.ppc_flags()
     posterior = flags[flags["kind"] == "posterior"].set_index("family")

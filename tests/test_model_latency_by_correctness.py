@@ -1,12 +1,15 @@
-"""Latency by correctness (``fit(latency_by_correctness=True)``): content-wrong decisions get their own
+"""Latency by correctness (``fit(data, "latency_by_correctness")``): content-wrong decisions get their own
 log-latency shift δ_mk, so timing uses the correct decisions' latency. Options are checked; (slow) a
 known shift is recovered within its posterior spread and the check that flags the default model stops
 flagging; the ``speed_accuracy`` preset (thinking longer helps) is recovered."""
+
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from rtanalysis.model import ModelSpec
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.simulate import simulate
@@ -20,16 +23,17 @@ def test_latency_by_correctness_needs_the_normal_family_without_item_latency(tmp
     sim = simulate("speed_accuracy", seed=3, tasks=3, seeds=2, labelled=True)
     lr = sim.load()
     d = aggregate(lr.episodes, lr.steps, latency_by_correctness=True)
+    refused = "latency_by_correctness needs latency_family='normal'|cannot be combined"
     for kw in ({"latency_family": "t"}, {"item_latency": True}):
-        with pytest.raises(ValueError, match="latency_by_correctness=True needs latency_family='normal'"):
+        with pytest.raises(ValueError, match=refused):
             build_model(d, **kw)
-        with pytest.raises(ValueError, match="latency_by_correctness=True needs latency_family='normal'"):
-            fit(lr, latency_by_correctness=True, progress=False, **kw)
+    with pytest.raises(ValueError, match=refused):
+        fit(lr, ModelSpec("t", "latency_by_correctness"), progress=False)
     sim.write(tmp_path / "logs")
     for extra in (["--item-latency"], ["--latency-family", "t"]):
         assert main(["fit", str(tmp_path / "logs"), "--out", str(tmp_path / "o"), "--latency-by-correctness",
                      *extra]) == 2
-        assert "--latency-by-correctness needs" in capsys.readouterr().err
+        assert re.search(refused, capsys.readouterr().err)
     assert main(["fit", str(tmp_path / "logs"), "--out", str(tmp_path / "o"), "--latency-by-correctness",
                  "--structure", "base"]) == 2
     assert "not both" in capsys.readouterr().err
@@ -64,9 +68,9 @@ def test_a_known_shift_of_wrong_decisions_is_recovered_and_stops_the_check():
 
     episodes, steps, wrong = _shifted(seed=21)
     assert wrong.sum() > 300
-    res = fit((episodes, steps), draws=400, chains=2, seed=21, ci_prob=0.9, progress=False, tune=None,
-              latency_by_correctness=True)
-    assert res.latency_by_correctness and res.diagnostics["n_divergent"] == 0
+    res = fit((episodes, steps), "latency_by_correctness", draws=400, chains=2, seed=21, ci_prob=0.9, progress=False,
+              tune=None)
+    assert res.spec.latency_by_correctness and res.diagnostics["n_divergent"] == 0
     draws = res.idata["posterior"]["wrong_lat"].stack(s=("chain", "draw")).transpose("s", ...).values
     truth = np.broadcast_to(SHIFT[:, None], draws.shape[1:])
     mean, sd = draws.mean(axis=0), draws.std(axis=0)
@@ -96,8 +100,8 @@ def test_latency_by_correctness_recovers_the_speed_accuracy_preset():
     from rtanalysis.model import fit
 
     sim = simulate("speed_accuracy", seed=100, labelled=True)
-    res = fit(sim.load(), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None,
-              latency_by_correctness=True)
+    res = fit(sim.load(), "latency_by_correctness", draws=400, chains=2, seed=100, ci_prob=0.9, progress=False,
+              tune=None)
     assert res.diagnostics["n_divergent"] == 0
     assert_recovered(res, sim.truth)
     assert float(res.idata["posterior"]["wrong_lat"].mean(("chain", "draw")).max()) < 0
@@ -107,13 +111,13 @@ def test_a_fit_with_it_is_written_and_read_back(tmp_path):
     """``to_dir`` records the option and ``from_dir`` aggregates the wrong decisions' sums again: the
     same decomposition and checks from the saved fit as from the fitted one."""
     from rtanalysis.model import fit
-    from rtanalysis.model.fit import FitResult
+    from rtanalysis.model import FitResult
 
     lr = simulate("speed_accuracy", seed=3, tasks=3, seeds=2, labelled=True).load()
-    res = fit(lr, draws=60, chains=1, seed=3, progress=False, tune=60, latency_by_correctness=True)
+    res = fit(lr, "latency_by_correctness", draws=60, chains=1, seed=3, progress=False, tune=60)
     assert res.data.latency_by_correctness and {"w_n", "w_s1", "w_n2", "q_wrong"} <= set(res.data.latency)
     back = FitResult.from_dir(res.to_dir(tmp_path / "fit"), lr)
-    assert back.latency_by_correctness and back._params.wrong_lat is not None
+    assert back.spec.latency_by_correctness and back._params.wrong_lat is not None
     dec = ["p_capable", "p_timely", "share_timing", "p_early", "p_silent"]
     np.testing.assert_allclose(back.decomposition()[dec].to_numpy(float), res.decomposition()[dec].to_numpy(float))
     checks = res.ppc()
@@ -130,7 +134,7 @@ def test_timing_uses_the_correct_decisions_and_shares_mix_in_the_wrong_ones():
     from rtanalysis.model import fit
 
     lr = simulate("speed_accuracy", seed=3, tasks=3, seeds=2, labelled=True).load()
-    res = fit(lr, draws=60, chains=1, seed=3, progress=False, tune=60, latency_by_correctness=True)
+    res = fit(lr, "latency_by_correctness", draws=60, chains=1, seed=3, progress=False, tune=60)
     p, der = res._params, res._deriver
     assert max(der._q_wrong.values()) > 0.1
     zero, slow = (replace(p, wrong_lat=np.full_like(p.wrong_lat, v)) for v in (0.0, 2.0))

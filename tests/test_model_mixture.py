@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from rtanalysis.model import ModelSpec
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.families import FAMILIES
@@ -102,8 +103,8 @@ def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
     from rtanalysis.model import fit
 
     sim = simulate("bimodal", seed=100, labelled=False)
-    res = fit(sim.load(), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None,
-              latency_family="mixture")
+    res = fit(sim.load(), ModelSpec("mixture"), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False,
+              tune=None)
     assert res.diagnostics["n_divergent"] == 0
     post = res.idata["posterior"]
     # per model, label-free: a slow mode with 30 % of decisions, 1.4 / 0.5 within-mode SDs above the other

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rtanalysis.model.calibrate import score_fit
+from rtanalysis.model.studies.calibrate import score_fit
 
 from .model_fixtures import toy_fit, truth
 
@@ -50,7 +50,7 @@ def test_decomposition_agrees_with_the_labels():
 def test_fatality_and_latency_recovered():
     res = toy_fit(False)
     p = res._params
-    from rtanalysis.model.toy import ToyDesign
+    from rtanalysis.model.studies.toy import ToyDesign
 
     design = ToyDesign()
     for k, name in enumerate(res.data.task_types):

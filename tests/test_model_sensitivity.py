@@ -6,8 +6,8 @@ from functools import cache
 import numpy as np
 import pytest
 
-from rtanalysis.load import EpisodeSink
-from rtanalysis.model.toy import ToyDesign, toy_records
+from rtanalysis.io import EpisodeSink
+from rtanalysis.model.studies.toy import ToyDesign, toy_records
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 

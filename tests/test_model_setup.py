@@ -8,7 +8,7 @@ import pytest
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.diagnostics import THRESHOLDS, advice
-from rtanalysis.model.toy import ToyDesign, toy_load
+from rtanalysis.model.studies.toy import ToyDesign, toy_load
 
 
 def _data(n_models: int, n_items: int, seed: int):

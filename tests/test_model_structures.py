@@ -1,4 +1,4 @@
-"""Structures compared by PSIS-LOO on the episodes' outcomes (:mod:`rtanalysis.model.structures`):
+"""Structures compared by PSIS-LOO on the episodes' outcomes (:mod:`rtanalysis.model.choice`):
 the pointwise log-likelihood adds up, per task type and always-fatal branch, to the model's own
 potentials; (slow) the comparison picks the structure that generated the data."""
 
@@ -13,7 +13,8 @@ from scipy.special import expit
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.derived import param_draws
-from rtanalysis.model.structures import (STRUCTURES, applicable_structures, choose_structure, episode_classes,
+from rtanalysis.model.spec import STRUCTURES, parts_of
+from rtanalysis.model.choice import (applicable_structures, choose_structure, episode_classes,
                                          outcome_log_likelihood)
 from rtanalysis.simulate import simulate
 
@@ -70,7 +71,7 @@ def test_latency_terms_add_up_to_the_models_latency_potentials(clock_effects):
     effects) the terms are the timed part only: the potentials minus the paused decisions' densities."""
     from scipy.stats import norm
 
-    from rtanalysis.model.structures import latency_log_likelihood, timed_latencies
+    from rtanalysis.model.choice import latency_log_likelihood, timed_latencies
 
     lr = simulate("clock_adaptive", seed=3, tasks=4, seeds=2, labelled=False).load()
     d = aggregate(lr.episodes, lr.steps, clock_effects=clock_effects)
@@ -108,7 +109,7 @@ def test_latency_by_correctness_terms_add_up_to_the_models_latency_potentials():
     ``latency_wrong_obs`` potentials (clock effects: the model's latencies are the timed decisions), and
     each cell's sums are those of its decisions' weights w (1 wrong, 0 correct, the cell's wrong share q
     of its labelled decisions where unlabelled)."""
-    from rtanalysis.model.structures import latency_log_likelihood, timed_latencies
+    from rtanalysis.model.choice import latency_log_likelihood, timed_latencies
 
     lr = simulate("speed_accuracy", seed=3, tasks=6, seeds=4, labelled=True).load()
     steps = _half_unlabelled(lr.steps)
@@ -141,7 +142,7 @@ def test_silent_terms_add_up_to_the_models_silence_hurdle(family):
     decisions of the terms with the no-answer mode (P(mode) = 1) and without it (0), per model, plus the
     acted decisions' log(1 − π_m) under the mode, mixed by the mode's prevalence, equals the model's
     ``silence_hurdle`` potential; each censored group's term is one decision's."""
-    from rtanalysis.model.structures import SILENT_COLUMNS, silent_log_likelihood
+    from rtanalysis.model.choice import SILENT_COLUMNS, silent_log_likelihood
 
     lr = simulate("mixed", seed=5, tasks=6, seeds=4).load()
     by_correctness = family == "by_correctness"  # S(g) a mixture of the cell's correct and wrong decisions
@@ -187,7 +188,7 @@ def test_structures_applicable_to_the_data():
 
 
 #: the structures without latency by correctness (which needs labels)
-UNLABELLED_STRUCTURES = [s for s, opts in STRUCTURES.items() if not opts.get("latency_by_correctness")]
+UNLABELLED_STRUCTURES = [s for s in STRUCTURES if "latency_by_correctness" not in parts_of(s)]
 
 
 def test_the_simplest_structure_within_the_noise_is_chosen():
@@ -201,21 +202,21 @@ def test_the_simplest_structure_within_the_noise_is_chosen():
 
 
 def test_the_summary_says_when_the_best_structure_did_not_converge():
-    from rtanalysis.model.structures import choice_summary
+    from rtanalysis.model.choice import structure_choice_summary
 
     t = pd.DataFrame({"structure": UNLABELLED_STRUCTURES, "elpd_loo": [-1700.0, -1300.0, -1705.0, -1313.0],
                       "se_diff": [30.0, 0.0, 30.0, 3.6], "diagnostics_ok": [True, False, True, True],
                       "n_high_k": 0, "n_episodes": 720, "n_decisions": 1332})
     t["elpd_diff"] = t["elpd_loo"].max() - t["elpd_loo"]
     t["chosen"] = t["structure"] == choose_structure(t)
-    text = choice_summary(t)
+    text = structure_choice_summary(t)
     assert text.startswith("The model structure (item_latency+clock_effects) was chosen by PSIS-LOO on the "
                            "episodes' outcomes and the timed decisions' latencies"), text
     assert "not chosen: item_latency." in text and "The best elpd was item_latency's" in text
     t["diagnostics_ok"] = False
     t["chosen"] = t["structure"] == choose_structure(t)
     assert t.loc[t["chosen"], "structure"].item() == "item_latency"
-    assert "No structure's fit passed the diagnostics gate" in choice_summary(t)
+    assert "No structure's fit passed the diagnostics gate" in structure_choice_summary(t)
 
 
 def test_structure_arguments_are_checked(tmp_path, capsys):
@@ -229,9 +230,9 @@ def test_structure_arguments_are_checked(tmp_path, capsys):
     assert "not both" in capsys.readouterr().err
     assert main(["report", str(logs), "--out", str(tmp_path / "r"), "--structure", "auto",
                  "--latency-family", "auto"]) == 2
-    assert "fixed --latency-family" in capsys.readouterr().err
+    assert "needs a fixed latency family" in capsys.readouterr().err
     with pytest.raises(ValueError, match="structure must be 'auto' or one of"):
-        fit(sim.load(), structure="clock", progress=False)
+        fit(sim.load(), "clock", progress=False)
 
 
 @pytest.mark.slow
@@ -248,8 +249,8 @@ def test_loo_chooses_the_structure_that_generated_the_data(tmp_path, preset, gen
 
     from rtanalysis.cli import main
     from rtanalysis.model.compare import MIN_ELPD_DIFF, SE_MULTIPLIER
-    from rtanalysis.model.fit import FitResult
-    from rtanalysis.report.document import loo_text
+    from rtanalysis.model import FitResult
+    from rtanalysis.reporting.document import loo_text
 
     sim = simulate(preset, seed=100, labelled=False)
     sim.write(tmp_path / "logs")
@@ -265,7 +266,7 @@ def test_loo_chooses_the_structure_that_generated_the_data(tmp_path, preset, gen
         gap = chosen.loc["base", "elpd_diff"] - chosen.loc[generated, "elpd_diff"]
         assert gap > max(MIN_ELPD_DIFF, SE_MULTIPLIER * chosen.loc["base", "se_diff"]), table
     info = json.loads((out / "diagnostics.json").read_text())
-    assert info["item_latency"] == ("item_latency" in generated) and info["clock_effects"] == ("clock" in generated)
+    assert info["spec"] == {"latency_family": "normal", "structure": generated}
     back = FitResult.from_dir(out, sim.load())
     pd.testing.assert_frame_equal(back.structure_loo(), table)
     assert f"The model structure ({generated}) was chosen by PSIS-LOO" in loo_text(back)

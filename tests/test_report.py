@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from rtanalysis import cli, metrics, plots
-from rtanalysis.report import report_blocks, report_tables
-from rtanalysis.report.template import to_html, to_markdown
+from rtanalysis.reporting import report_blocks, report_tables
+from rtanalysis.reporting.template import to_html, to_markdown
 from tests.report_fixtures import check_figure_files, fit_frames, simulated
 
 NAN = re.compile(r"\bnan\b", re.IGNORECASE)
@@ -123,7 +123,7 @@ def test_ci_prob_reaches_every_caption_and_table():
 
 def test_headline_sentences_carry_observed_numbers():
     _, load = simulated("mixed")
-    from rtanalysis.report.content import headline_sentence, observed_headline
+    from rtanalysis.reporting.content import headline_sentence, observed_headline
 
     by = ("model", "clock")
     head = observed_headline(metrics.success_rates(load.episodes, by), metrics.observed_decomposition(load.episodes, by),
@@ -146,11 +146,10 @@ def test_report_cli_rejects_bad_options(tmp_path, capsys):
 def fitted_report(tmp_path_factory):
     """One real (small) fit of the example data, reported."""
     import rtanalysis
-    from rtanalysis.report import write_report
+    from rtanalysis.reporting import write_report
 
     load = rtanalysis.load(rtanalysis.example_data())
-    fit = rtanalysis.fit(load, draws=60, chains=2, seed=5, latency_family="normal", progress=False,
-                         tune=None)
+    fit = rtanalysis.fit(load, draws=60, chains=2, seed=5, progress=False, tune=None)
     out = tmp_path_factory.mktemp("fitted")
     return load, fit, write_report(load, out, fit=fit, seed=5)
 
@@ -158,7 +157,7 @@ def fitted_report(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_report_from_a_real_fit(fitted_report):
-    from rtanalysis import tables
+    from rtanalysis.reporting import tables
 
     load, fit, paths = fitted_report
     md = paths["markdown"].read_text()
@@ -188,7 +187,7 @@ def test_report_reads_no_record_only_column(fitted_report, tmp_path):
     """``rtanalysis report`` drops the step fields only the record needs once the fit has hashed the
     data: the same fit reported from the tables without them gives the same text, tables and figures
     (a stage that read one would fail here, or differ)."""
-    from rtanalysis.report import write_report
+    from rtanalysis.reporting import write_report
     from rtanalysis.schema import RECORD_ONLY_STEP_COLUMNS
 
     load, fit, paths = fitted_report
@@ -211,7 +210,7 @@ def test_report_reads_no_record_only_column(fitted_report, tmp_path):
 @pytest.mark.parametrize("half, verb", [(0.60, "raise success to 60%"), (0.30, "lower success to 30%"),
                                         (0.452, "leave success at 45%")])
 def test_counterfactual_sentence_says_which_way(half, verb):
-    from rtanalysis.report.content import headline_sentence
+    from rtanalysis.reporting.content import headline_sentence
 
     row = {"model": "m", "p_success": 0.449, "p_success_lo": 0.42, "p_success_hi": 0.49, "share_timing": float("nan"),
            "p_success_half_latency": half, "p_success_half_latency_lo": half - 0.03,
@@ -223,7 +222,7 @@ def test_counterfactual_sentence_says_which_way(half, verb):
 @pytest.mark.slow
 @pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report):
-    from rtanalysis.report.content import pooled_posterior
+    from rtanalysis.reporting.content import pooled_posterior
 
     _, fit, _ = fitted_report
     dec = fit.decomposition()
@@ -240,7 +239,7 @@ def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report
 @pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_fit_round_trips_through_its_folder_without_pickle(fitted_report, tmp_path):
     from rtanalysis.model import FitResult
-    from rtanalysis.report import load_or_fit
+    from rtanalysis.reporting import load_or_fit
 
     load, fit, _ = fitted_report
     fit.to_dir(tmp_path)

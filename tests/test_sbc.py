@@ -1,4 +1,4 @@
-"""Simulation-based calibration (rtanalysis.model.sbc)."""
+"""Simulation-based calibration (rtanalysis.model.studies.sbc)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rtanalysis.model.sbc import generate, prior_draws, rank_uniformity, run_sbc, template_from_design
+from rtanalysis.model.studies.sbc import generate, prior_draws, rank_uniformity, run_sbc, template_from_design
 from rtanalysis.simulate.presets import MISSPEC_PRESETS
 
 
@@ -44,7 +44,7 @@ def test_generator_follows_the_models_rules():
                     assert s["latency"] <= s["window"][1]  # later than the close = censored (silent)
                 if r["clock"] == "paused":
                     assert s["t_act"] is not None
-    from rtanalysis.model.sbc import _load
+    from rtanalysis.model.studies.sbc import _load
 
     lr = _load(recs)
     assert lr.n_quarantined == 0 and lr.n_accepted == len(t.records)
@@ -63,7 +63,7 @@ def test_sbc_ranks_are_uniform_on_a_tiny_design():
 
 
 def test_sbc_rank_breaks_ties_at_random():
-    from rtanalysis.model.sbc import sbc_rank
+    from rtanalysis.model.studies.sbc import sbc_rank
 
     rng = np.random.default_rng(0)
     sample = np.zeros((99, 1))  # every draw tied with the truth

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rtanalysis.cli import main
-from rtanalysis.ingest import ingest
+from rtanalysis.reporting.ingest import ingest
 from rtanalysis.model.data import aggregate
 from rtanalysis.scale import aggregate_dataset, is_dataset, read_dataset
 from rtanalysis.simulate import PRESETS, simulate

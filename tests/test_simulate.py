@@ -10,7 +10,7 @@ import orjson
 import pandas as pd
 import pytest
 
-from rtanalysis.load import load_rtlog
+from rtanalysis.io import load_rtlog
 from rtanalysis.simulate import PRESETS, Design, ModelSpec, TaskTypeSpec, simulate
 from rtanalysis.simulate.cli import add_cli
 

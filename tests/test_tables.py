@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rtanalysis import tables
+from rtanalysis.reporting import tables
 from tests.report_fixtures import fit_frames, simulated
 
 NASTY = ["m_1 & co", "50%-model", "#hash$", "back\\slash{x}", "pipe|model", "λ−model × 2"]

@@ -1,4 +1,4 @@
-"""Readers for other harnesses' logs, all feeding one :class:`~rtanalysis.load.EpisodeSink`.
+"""Readers for other harnesses' logs, all feeding one :class:`~rtanalysis.io.EpisodeSink`.
 
 Every format turns its files into rtlog v1 episode dicts, so validation, quarantine, the tidy
 tables and the reconciled counts (``n_read = n_accepted + n_quarantined``, per file) are those of
@@ -22,7 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ..load import EpisodeSink, LoadResult, find_log_files, read_rtlog
+from ..io import EpisodeSink, LoadResult, find_log_files, read_rtlog
 from ..scale.dataset import is_dataset, read_dataset
 from . import inspect_logs, realtimegym, response_slots, table
 

@@ -2,7 +2,7 @@
 
 The rtlog validator checks exact Python types (``int``/``float``/``bool``/``str``), so every value
 read from a table goes through these converters first; a value they cannot convert raises
-:class:`~rtanalysis.load.RecordError` naming the field, which the adapter turns into a quarantine row.
+:class:`~rtanalysis.io.RecordError` naming the field, which the adapter turns into a quarantine row.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pandas as pd
 
-from ..load import RecordError
+from ..io import RecordError
 
 _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}

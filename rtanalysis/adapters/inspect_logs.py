@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..load import EpisodeSink, RecordError
+from ..io import EpisodeSink, RecordError
 from ._common import SuccessRule, is_missing, make_success_rule, to_float
 
 TIMING_LIMITS = ("time", "working")

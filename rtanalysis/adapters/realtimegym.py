@@ -42,7 +42,7 @@ from typing import Callable
 import orjson
 import pandas as pd
 
-from ..load import EpisodeSink, RecordError
+from ..io import EpisodeSink, RecordError
 from ._common import SuccessRule, is_missing, make_success_rule, to_float, to_int
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ..load import EpisodeSink, RecordError
+from ..io import EpisodeSink, RecordError
 from ._common import is_missing, peek_json_line, to_bool, to_float, to_str
 
 REQUIRED = ("model", "stream_id", "slot_id", "scenario", "trigger_s", "window_start_s", "window_end_s",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..load import EpisodeSink, RecordError
+from ..io import EpisodeSink, RecordError
 from ._common import SuccessRule, is_missing, make_success_rule, to_bool, to_float, to_int, to_str
 
 EPISODE_FIELDS = {"run_id": to_str, "episode_id": to_str, "model": to_str, "task": to_str, "task_type": to_str,

@@ -15,7 +15,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..load.keys import episode_rows
+from ..io.keys import episode_rows
 
 DEFAULT_BY = ("model", "task_type", "clock")
 

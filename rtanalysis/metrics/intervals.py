@@ -14,14 +14,17 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from ..errors import UsageError
 from ._groups import safe_div
 
 DEFAULT_CI_PROB = 0.95
 
 
-def check_ci_prob(ci_prob: float) -> float:
+def check_ci_prob(ci_prob: float, name: str = "ci_prob") -> float:
+    """``ci_prob`` as a float, or a :class:`~rtanalysis.errors.UsageError` (a ``ValueError``) naming
+    the argument (``name``) when it is not in (0, 1): the one check of every interval probability."""
     if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
+        raise UsageError(f"{name} must be in (0, 1), got {ci_prob}")
     return float(ci_prob)
 
 

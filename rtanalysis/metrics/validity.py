@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..load.keys import value_codes
+from ..io.keys import value_codes
 from ..schema import OUTCOMES
 from ._groups import group_counts, make_groups, resolve_by, safe_div, steps_of
 from .intervals import DEFAULT_CI_PROB, proportion_interval

@@ -30,17 +30,19 @@ SCENARIO_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: a structure option (:data:`.structures.STRUCTURES`) → the assumption it weakens and the one in its place
+#: a structure part (:data:`.spec.PARTS`) → the assumption it weakens and the one in its place
 STRUCTURE_ASSUMPTIONS: dict[str, tuple[str, str]] = {
     "latency_by_correctness": ("latency_independent_of_correctness", "latency_given_correctness"),
 }
 
 
-def assumptions_for(scenario: str, **structure: bool) -> list[str]:
+def assumptions_for(scenario: str, spec=None) -> list[str]:
     """The statements a counterfactual ``scenario`` (``scale`` or ``as:<model>``) rests on, under the fit's
-    ``structure`` options (e.g. ``latency_by_correctness=True``: :data:`STRUCTURE_ASSUMPTIONS`)."""
+    :class:`~.spec.ModelSpec` ``spec`` (its parts swap assumptions: :data:`STRUCTURE_ASSUMPTIONS`; ``None``:
+    the base structure)."""
     kind = "as" if scenario.startswith("as:") else scenario
     if kind not in SCENARIO_ASSUMPTIONS:
         raise ValueError(f"unknown counterfactual scenario {scenario!r}; expected 'scale' or 'as:<model>'")
-    swap = dict(STRUCTURE_ASSUMPTIONS[name] for name, on in structure.items() if on and name in STRUCTURE_ASSUMPTIONS)
+    parts = spec.parts if spec is not None else ()
+    swap = dict(STRUCTURE_ASSUMPTIONS[part] for part in parts if part in STRUCTURE_ASSUMPTIONS)
     return [COUNTERFACTUAL_ASSUMPTIONS[swap.get(a, a)] for a in SCENARIO_ASSUMPTIONS[kind]]

@@ -14,6 +14,7 @@ import pytensor.tensor as pt
 from .data import ModelData
 from .families import WRONG_SHARE_FLOOR, LatencyFamily, family, mixed_log_sf
 from .priors import LEAK, PRIORS, latency_prior_fill
+from .spec import ModelSpec
 
 LOG_2PI = float(np.log(2 * np.pi))
 #: the main parameters whose convergence decides ``diagnostics_ok``
@@ -157,12 +158,9 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
     ``item_latency``: each item (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only.
     Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its tables carry them."""
     fam = family(latency_family)
-    if item_latency and latency_family != "normal":
-        raise ValueError("item_latency=True needs latency_family='normal' (the item time intensity is written on "
-                         "the Normal sufficient statistics)")
-    if d.latency_by_correctness and (latency_family != "normal" or item_latency):
-        raise ValueError("latency_by_correctness=True needs latency_family='normal' and no item_latency (the shift "
-                         "of wrong decisions is written on the Normal sufficient statistics of each cell)")
+    # the parts the data were aggregated for, with item_latency: refused here as anywhere if incompatible
+    ModelSpec.from_parts(latency_family, item_latency=item_latency, clock_effects=d.clock_effects,
+                         latency_by_correctness=d.latency_by_correctness)
     # one graph for every dataset: an empty table becomes one zero-count row (adds 0 to the
     # log-density), a dataset without task ids gets one unused item, data enter as pm.Data and sizes
     # as the model's shared dim lengths, never as constants; so the compiled log-density (PyTensor's

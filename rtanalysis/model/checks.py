@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..load.keys import code_dtype, key_codes
+from ..io.keys import code_dtype, key_codes
 from ..metrics.latency import floored_log_latency
 from ..schema import TIMED_CLOCKS
 from .derived import ParamDraws, capable_probability, param_draws
@@ -682,7 +682,7 @@ def predictive_check(res, p: ParamDraws, seed: int, kind: str, ci_prob: float = 
     if x is not None and getattr(res.data, "clock_effects", False):  # the latency cells hold timed decisions only
         x = np.where(res.steps["clock"].isin(TIMED_CLOCKS).to_numpy(bool), x, np.nan)
     row = _decision_episodes(res) if x is not None else None  # one lookup of every decision's episode
-    by_item = getattr(res, "item_latency", False) and p.item_lat is not None
+    by_item = res.spec.item_latency and p.item_lat is not None
     if by_item and x is not None:
         x = _item_adjusted(res, p, x, row)
     by_label = p.wrong_lat is not None and getattr(res.data, "latency_by_correctness", False)

@@ -123,18 +123,26 @@ def latency_loo(d: ModelData, draws: int = 500, chains: int = 2, seed: int = 0, 
 MAX_RELIABLE_K = 0.7
 
 
-def choice_summary(table: pd.DataFrame) -> str:
-    """One sentence on the LOO choice for reports: the chosen family, each family's elpd below the
-    best (with the SE of that difference), and a warning when the chosen family's Pareto k makes
-    the estimate unreliable."""
-    t = table.set_index("family")
+def choice_sentence(t: pd.DataFrame, what: str, data: str, file: str) -> str:
+    """The sentence both PSIS-LOO choices (latency family, structure) report: which ``what`` was
+    chosen on ``data`` (written to ``file``), every candidate's elpd below the best with the SE of the
+    difference, and the rule; ``t``: the comparison table indexed by candidate, with ``chosen``."""
     chosen = str(t.index[t["chosen"]][0])
     below = [f"{name} {t.loc[name, 'elpd_diff']:.1f}" + (f" (SE {t.loc[name, 'se_diff']:.1f})"
                                                            if t.loc[name, "elpd_diff"] > 0 else " (best)")
              for name in t.index]
-    text = (f"The latency family ({chosen}) was chosen by PSIS-LOO on the log-latencies' order statistics "
-            f"(`latency_loo.csv`; elpd below the best: {', '.join(below)}; a more complex family must beat the "
-            f"simpler ones by more than max({MIN_ELPD_DIFF:g}, {SE_MULTIPLIER:g} SE)).")
+    kind = what.split()[-1]
+    return (f"The {what} ({chosen}) was chosen by PSIS-LOO on {data} (`{file}`; elpd below the best: "
+            f"{', '.join(below)}; a more complex {kind} must beat the simpler ones by more than "
+            f"max({MIN_ELPD_DIFF:g}, {SE_MULTIPLIER:g} SE)).")
+
+
+def family_choice_summary(table: pd.DataFrame) -> str:
+    """One sentence on the latency family's LOO choice for reports (:func:`choice_sentence`), with a
+    warning when the chosen family's Pareto k makes the estimate unreliable."""
+    t = table.set_index("family")
+    chosen = str(t.index[t["chosen"]][0])
+    text = choice_sentence(t, "latency family", "the log-latencies' order statistics", "latency_loo.csv")
     k = float(t.loc[chosen, "max_pareto_k"])
     if k > MAX_RELIABLE_K:
         text += (f" Its largest Pareto k is {k:.2f} (> {MAX_RELIABLE_K}): for some (cell, interval) groups the LOO "

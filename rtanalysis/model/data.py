@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..load import vocabulary
-from ..load.keys import code_dtype, episode_rows
+from ..io import vocabulary
+from ..io.keys import code_dtype, episode_rows
 from ..metrics.latency import floored_log_latency
 from ..schema import TIMED_CLOCKS
 
@@ -232,7 +232,7 @@ def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict
     col = lambda c: st[c].to_numpy(float) if n else np.zeros(0)  # noqa: E731
     S = {"ep": ep_of_step, "timed": e["timed"].to_numpy()[ep_of_step], "lat": col("latency"),
          "close": col("window_close"), "open": col("window_open")}
-    # missed / labelled / wrong: the loader's vocabulary (rtanalysis.load.vocabulary); a played
+    # missed / labelled / wrong: the loader's vocabulary (rtanalysis.io.vocabulary); a played
     # fallback is a miss there, the only record of one where latency is logged as the tick length
     S["acted"] = vocabulary.acted(st)
     S["miss"] = vocabulary.missed(st, S["timed"])

@@ -56,7 +56,7 @@ def harmony_table(capable: pd.DataFrame, timely: pd.DataFrame, ci_prob: float = 
 
 
 def harmony(res, ci_prob: float | None = None) -> pd.DataFrame:
-    """Per model × timed clock of a :class:`~rtanalysis.model.fit.FitResult`: harmony of p_capable
+    """Per model × timed clock of a :class:`~rtanalysis.model.result.FitResult`: harmony of p_capable
     and of p_timely across task types, with posterior intervals (:data:`HARMONY_COLUMNS`)."""
     ci_prob = res.ci_prob if ci_prob is None else ci_prob
     cap = res.draws("p_capable")

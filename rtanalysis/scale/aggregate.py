@@ -107,7 +107,7 @@ def _step_view(con, sglob: str | None) -> None:
         SELECT epk.ep, epk.m, epk.k, epk.u, epk.c, epk.i, epk.timed, st.latency AS lat,
                coalesce(st.window_open, 0) AS opn, st.window_close AS close,
                st.latency IS NOT NULL AND NOT isnan(st.latency) AS acted,
-               -- "missed" of rtanalysis.load.vocabulary (a played fallback is already too_late there)
+               -- "missed" of rtanalysis.io.vocabulary (a played fallback is already too_late there)
                (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR coalesce(st.no_action, false))
                 AND epk.timed AS miss,
                st.correct_at_obs

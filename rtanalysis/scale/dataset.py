@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import schema
-from ..load import LoadResult
-from ..load.arrow import text_schema
+from ..io import LoadResult
+from ..io.arrow import text_schema
 
 MARK = "dataset.json"
 LAYOUT = "rtanalysis-dataset/1"
@@ -105,7 +105,7 @@ def read_meta(root) -> dict:
 
 def write_dataset(result: LoadResult, root) -> Path:
     """Write a whole :class:`LoadResult` as a one-part dataset under ``root`` (tables only; the
-    quarantine and counts are written by :func:`rtanalysis.ingest.write_tables`)."""
+    quarantine and counts are written by :func:`rtanalysis.reporting.ingest.write_tables`)."""
     root = Path(root)
     for table in TABLES:
         if (root / table).exists():  # a stale dataset would mix with this one

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import schema
-from ..load import EpisodeSink, LoadResult, find_log_files
+from ..io import EpisodeSink, LoadResult, find_log_files
 from .dataset import remove_part, write_meta, write_part
 
 
@@ -167,7 +167,7 @@ def ingest_distributed(paths, out_dir, client, format: str = "auto", n_parts: in
     and ``dataset.json`` next to the tables; no metrics (``rtanalysis report DIR`` computes them)."""
     from dask.distributed import wait
 
-    from ..ingest import write_quarantine_and_counts
+    from ..reporting.ingest import write_quarantine_and_counts
 
     t0 = time.time()
     root = Path(out_dir).resolve()

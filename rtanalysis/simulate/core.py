@@ -10,7 +10,7 @@ import orjson
 import pandas as pd
 
 from .. import schema
-from ..load import EpisodeSink, LoadResult
+from ..io import EpisodeSink, LoadResult
 from .design import Design
 from .engine import simulate_arrays, truth_table
 from .misspec import Misspec, simulate_misspec_arrays
@@ -88,7 +88,7 @@ class Simulation:
         return paths
 
     def load(self) -> LoadResult:
-        """The logs as tidy tables, validated through :class:`~rtanalysis.load.EpisodeSink` (no disk)."""
+        """The logs as tidy tables, validated through :class:`~rtanalysis.io.EpisodeSink` (no disk)."""
         sink = EpisodeSink()
         name = f"<simulate:{self.run_id}>"
         sink.open_file(name)

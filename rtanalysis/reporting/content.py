@@ -1,5 +1,5 @@
 """What the written report says: methods, headline sentences, per-task-type sections, captions,
-the power note and the diagnostics warnings, as blocks for :mod:`rtanalysis.report.template`.
+the power note and the diagnostics warnings, as blocks for :mod:`rtanalysis.reporting.template`.
 
 Numbers are printed with :func:`pct` / :func:`pct_interval`; a missing number prints as ``—`` and
 a sentence whose numbers are missing is left out, so the text never shows ``nan``.

@@ -7,11 +7,13 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import metrics as m
-from .. import plots, tables
+from .. import plots
+from . import tables
 from ..model.assumptions import assumptions_for
 from ..model.checks import family_flags
 from ..model.families import FAMILIES
 from ..model.harmony import harmony
+from ..model.spec import PARTS
 from . import content
 
 TITLE = "Capability versus timing failures"
@@ -52,8 +54,7 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
         out["counterfactuals"] = (tables.counterfactual_table(cf),
                                   f"Posterior mean success (with {p} intervals) if latencies were scaled by λ "
                                   "(columns), timed clocks. This counterfactual assumes: "
-                                  + " ".join(assumptions_for("scale", latency_by_correctness=bool(
-                                      getattr(fit, "latency_by_correctness", False)))))
+                                  + " ".join(assumptions_for("scale", fit.spec if fit is not None else None)))
     if fit is not None and dec is not None and dec["task_type"].nunique() > 1 and (dec["clock"] != "paused").any():
         out["harmony"] = (harmony(fit, ci_prob),
                           "Harmony across task types (1 − normalised Gini of the per-type values, per posterior "
@@ -116,7 +117,7 @@ def _comparison_records(c: pd.DataFrame, quantity: str, over: str = "model") -> 
 
 def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: dict, table_frames: dict,
                   ci_prob: float, seed, data_digest: str) -> list[dict]:
-    """The report as blocks (see :mod:`rtanalysis.report.template`)."""
+    """The report as blocks (see :mod:`rtanalysis.reporting.template`)."""
     ep = load_result.episodes
     has_fit = frames.get("decomposition") is not None
     diag = frames.get("diagnostics") if fit is not None or has_fit else None
@@ -204,19 +205,13 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
             "**Model.** No model was fitted for this report; the numbers below are observed rates with "
             f"{plots.style.pct(ci_prob)} Wilson intervals, and the decomposition comes from the step labels.")}]
     d = fit.diagnostics or {}
-    family = FAMILIES[fit.latency_family].description
-    items = (", and a time intensity per item (task), paired with the item's capability effect"
-             if getattr(fit, "item_latency", False) else "")
-    clock = ("; each model's capability has its own effect under timed clocks (against paused) and latency is "
-             "fitted to timed decisions only" if getattr(fit, "clock_effects", False) else "")
-    clock += ("; content-wrong decisions have their own log-latency shift per model and task type, so timing and "
-              "the latency counterfactuals use the latency of correct decisions"
-              if getattr(fit, "latency_by_correctness", False) else "")
+    family = FAMILIES[fit.spec.latency_family].description
+    parts = "".join(part.report_clause for name, part in PARTS.items() if name in fit.spec.parts)
     return [{"kind": "p", "text": (
         "**Model.** A hierarchical capability × timing model (PyMC): an episode succeeds when the model is "
         "capable (logit-scale model, task-type, model × task-type and item effects; see `docs/model.md` for which "
         "scales are fixed and which are estimated) and every "
-        f"decision lands inside its validity window (latency {family} with model and task-type effects{items}{clock}; a missed "
+        f"decision lands inside its validity window (latency {family} with model and task-type effects{parts}; a missed "
         "window is fatal with a per-task-type probability). Under the paused clock timing cannot fail, which "
         "identifies capability. Priors are weakly informative and do not depend on the data (the registry in "
         "`rtanalysis.model.priors`, documented in `docs/model.md`). Latency cells with fewer than 3 distinct "
@@ -234,12 +229,13 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
 def loo_text(fit) -> str:
     """The latency family's and the structure's LOO choices, when the fit made them
     (``latency_family="auto"``, ``structure="auto"``)."""
-    from ..model import compare, structures
+    from ..model.choice import structure_choice_summary
+    from ..model.compare import family_choice_summary
 
     loo = fit.loo_compare() if hasattr(fit, "loo_compare") else None
-    text = "" if loo is None or not len(loo) else " " + compare.choice_summary(loo)
+    text = "" if loo is None or not len(loo) else " " + family_choice_summary(loo)
     chosen = fit.structure_loo() if hasattr(fit, "structure_loo") else None
-    return text + ("" if chosen is None else " " + structures.choice_summary(chosen))
+    return text + ("" if chosen is None else " " + structure_choice_summary(chosen))
 
 
 def check_blocks(ppc) -> list[dict]:

@@ -1,14 +1,14 @@
-"""``rtanalysis ingest``: the command over :func:`rtanalysis.ingest.ingest`."""
+"""``rtanalysis ingest``: the command over :func:`rtanalysis.reporting.ingest.ingest`."""
 
 from __future__ import annotations
 
 import sys
 
-from .adapters import FORMATS
-from .adapters.cli import add_cli_options, options_from_args
-from .errors import UsageError
+from ..adapters import FORMATS
+from ..adapters.cli import add_cli_options, options_from_args
+from ..errors import UsageError
 from .ingest import ingest
-from .schema import COMMAND_KEY_DTYPE
+from ..schema import COMMAND_KEY_DTYPE
 
 
 def add_cli(sub) -> None:
@@ -48,7 +48,7 @@ def run(args) -> int:
 
 
 def _run_distributed(args, options: dict) -> int:
-    from .scale.distributed import ingest_distributed, local_client
+    from ..scale.distributed import ingest_distributed, local_client
 
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be >= 1")

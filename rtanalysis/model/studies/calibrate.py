@@ -48,25 +48,20 @@ def score_counterfactuals(counterfactuals: pd.DataFrame, cf_truth: pd.DataFrame)
 
 
 def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, ci_prob: float, labelled: bool,
-                   counterfactuals: bool, sim_overrides: dict, latency_family: str = "normal",
-                   item_latency: bool = False, clock_effects: bool = False, latency_by_correctness: bool = False):
-    from ..simulate import simulate
-    from ..simulate.misspec import counterfactual_truth
-    from .fit import fit
+                   counterfactuals: bool, sim_overrides: dict, spec=None):
+    from ...simulate import simulate
+    from ...simulate.misspec import counterfactual_truth
+    from ..fit import fit
 
     sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
-    res = fit(sim.load(), draws=draws, chains=chains, seed=seed + r, ci_prob=ci_prob, progress=False,
-              tune=None, latency_family=latency_family, item_latency=item_latency, clock_effects=clock_effects,
-              latency_by_correctness=latency_by_correctness)
+    res = fit(sim.load(), spec, draws=draws, chains=chains, seed=seed + r, ci_prob=ci_prob, progress=False, tune=None)
     s = score_fit(res.decomposition(), sim.truth)
     if counterfactuals:
         cf = res.counterfactuals(lambdas=(1.0, *CF_LAMBDAS), as_models=True)
         s = pd.concat([s, score_counterfactuals(cf, counterfactual_truth(sim, reps=200))], ignore_index=True)
     s["rep"] = r
-    s["latency_family"] = res.latency_family  # the one fitted (``auto`` chooses per replicate)
-    s["item_latency"] = res.item_latency
-    s["clock_effects"] = res.clock_effects
-    s["latency_by_correctness"] = res.latency_by_correctness
+    s["latency_family"] = res.spec.latency_family  # the one fitted (``auto`` chooses per replicate)
+    s["structure"] = res.spec.structure
     return s, res.diagnostics
 
 
@@ -78,8 +73,8 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
     share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences.
     Quantities: :data:`CHECKED` and, with ``counterfactuals``, :data:`CF_QUANTITIES`.
     ``return_scores``: also return the per-row scores (a second frame)."""
-    from ..simulate import PRESETS
-    from ..simulate.presets import MISSPEC_PRESETS
+    from ...simulate import PRESETS
+    from ...simulate.presets import MISSPEC_PRESETS
 
     if preset not in PRESETS and preset not in MISSPEC_PRESETS:
         raise KeyError(f"unknown preset {preset!r}; one of {sorted(PRESETS) + sorted(MISSPEC_PRESETS)}")

@@ -1,6 +1,6 @@
 """The columnar sink: typed decoding (msgspec, in C), vectorised cross-field rules, and the tidy tables.
 
-:class:`EpisodeSink` takes raw JSON lines (the fast path of :func:`~rtanalysis.load.load_rtlog`)
+:class:`EpisodeSink` takes raw JSON lines (the fast path of :func:`~rtanalysis.io.load_rtlog`)
 or decoded episode dicts (adapters) and keeps accepted decisions as compact per-chunk columns;
 :meth:`EpisodeSink.finish` builds the ``episodes``, ``steps`` and ``quarantine`` frames.
 """
@@ -248,7 +248,7 @@ class EpisodeSink:
         not an empty result."""
         if self._finished:
             raise RuntimeError("EpisodeSink.finish() was called already: it builds the tables once (load_rtlog(..., "
-                               "sink=s) calls it; rtanalysis.load.read_rtlog feeds a sink without finishing it)")
+                               "sink=s) calls it; rtanalysis.io.read_rtlog feeds a sink without finishing it)")
         self._finished = True
         ep = _episode_columns(self._ep_rows)
         n_ep = len(self._ep_rows)

@@ -1,7 +1,7 @@
 """Ingest: logs → episodes/steps parquet (or a partitioned Parquet dataset), quarantine, counts and
 the metrics tables in one folder.
 
-The command ``rtanalysis ingest`` over these functions is :mod:`rtanalysis.ingest_cli`.
+The command ``rtanalysis ingest`` over these functions is :mod:`rtanalysis.reporting.ingest_cli`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import orjson
 
-from .adapters import load
-from .load import LoadResult
-from .load.arrow import write_parquet
-from .metrics import compute_all, write_metrics
-from .scale.dataset import is_dataset
+from ..adapters import load
+from ..io import LoadResult
+from ..io.arrow import write_parquet
+from ..metrics import compute_all, write_metrics
+from ..scale.dataset import is_dataset
 
 
 def write_tables(result: LoadResult, out_dir: str | Path, dataset: bool = False) -> list[Path]:
@@ -26,7 +26,7 @@ def write_tables(result: LoadResult, out_dir: str | Path, dataset: bool = False)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if dataset:
-        from .scale.dataset import write_dataset
+        from ..scale.dataset import write_dataset
 
         paths = [write_dataset(result, out)]
     else:

@@ -5,6 +5,7 @@ fitted); the notebooks call it and share one fit through :func:`load_or_fit`."""
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import sys
 import time
@@ -13,7 +14,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import orjson
 
-from .. import plots, tables
+from .. import plots
+from . import tables
 from ..metrics import DEFAULT_CI_PROB, compute_all, write_metrics
 from ..model import DEFAULT_CHAINS, DEFAULT_DRAWS
 from ..schema import COMMAND_KEY_DTYPE
@@ -26,26 +28,27 @@ def _log(progress: bool, msg: str) -> None:
         print(f"[rtanalysis report] {msg}", file=sys.stderr, flush=True)
 
 
-def load_or_fit(load_result, fit_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0,
-                ci_prob: float = DEFAULT_CI_PROB, progress: bool = False, **fit_options):
+def load_or_fit(load_result, fit_dir, spec=None, *, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS,
+                seed: int = 0, ci_prob: float = DEFAULT_CI_PROB, progress: bool = False):
     """The fit :meth:`FitResult.to_dir` left in ``fit_dir`` when it was made from the same data
-    (data hash) with the same draws, chains, seed and ``ci_prob``; otherwise fit and write it there.
-    Reads only ``posterior.nc`` and ``diagnostics.json`` (no pickle)."""
-    from ..model import FitResult, fit
-    from ..model.fit import data_hash
+    (data hash) with the same spec, draws, chains, seed and ``ci_prob``; otherwise fit and write it
+    there. Reads only ``posterior.nc`` and ``diagnostics.json`` (no pickle)."""
+    from ..model import FitResult, ModelSpec, fit
+    from ..model.inputs import data_hash
 
+    spec = ModelSpec.coerce(spec)
     fit_dir = Path(fit_dir)
     info_path = fit_dir / "diagnostics.json"
-    if info_path.exists() and (fit_dir / "posterior.nc").exists():
+    if info_path.exists() and (fit_dir / "posterior.nc").exists() and spec.structure != "auto" \
+            and spec.latency_family != "auto":
         info = orjson.loads(info_path.read_bytes())
         wanted = {"data_hash": data_hash(load_result.episodes, load_result.steps), "draws": draws, "chains": chains,
-                  "seed": seed, "ci_prob": ci_prob}
+                  "seed": seed, "ci_prob": ci_prob, "spec": spec.to_dict()}
         # a fit that retried (tune="auto") holds more draws than were asked for: compare the request
         info["draws"] = info.get("retried", {}).get("asked", {}).get("draws", info.get("draws"))
-        if all(info.get(k) == v for k, v in wanted.items()) and not fit_options:
+        if all(info.get(k) == v for k, v in wanted.items()):
             return FitResult.from_dir(fit_dir, load_result)
-    result = fit(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
-                 **fit_options)
+    result = fit(load_result, spec, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress)
     result.to_dir(fit_dir)
     return result
 
@@ -107,22 +110,22 @@ def write_report(load_result, out_dir, fit=None, ci_prob: float = DEFAULT_CI_PRO
 
 
 def _data_hash(episodes, steps) -> str:
-    from ..model.fit import data_hash
+    from ..model.inputs import data_hash
 
     return data_hash(episodes, steps)
 
 
-def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0, ci_prob: float = DEFAULT_CI_PROB,
-               figures_dir=None, fit_model: bool = True, progress: bool = True, format: str = "auto",
-               tune: int | str | None = "auto", latency_family: str = "normal", item_latency: bool = False,
-               clock_effects: bool = False, structure: str | None = None, latency_by_correctness: bool = False) -> dict:
-    """Ingest ``paths``, compute metrics, fit the model (unless ``fit_model=False``), then
-    :func:`write_report`. Raises ``ValueError`` for input that cannot be read. ``tune="auto"`` (the
-    default here): a fit that fails the diagnostics gate is retried once with longer tuning.
-    ``latency_family``, ``item_latency``, ``clock_effects``, ``latency_by_correctness``, ``structure``: the model's options (:func:`rtanalysis.model.fit`), what the
-    model checks advise when they flag the default structure."""
-    from ..ingest import ingest
+def run_report(paths, out_dir, spec=None, *, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS, seed: int = 0,
+               ci_prob: float = DEFAULT_CI_PROB, tune: int | str | None = "auto", figures_dir=None,
+               fit_model: bool = True, progress: bool = True, format: str = "auto") -> dict:
+    """The whole analysis: ingest ``paths``, compute metrics, fit the model ``spec`` (a
+    :class:`~rtanalysis.ModelSpec`, a structure name or ``None`` for the default; skipped with
+    ``fit_model=False``), then :func:`write_report` into ``out_dir``. ``draws``, ``chains``, ``seed``,
+    ``ci_prob`` and ``tune`` are :func:`rtanalysis.fit`'s. Raises ``ValueError`` for input that
+    cannot be read. Returns ``{"figures": [...], "tables": [...], "markdown": path, "html": path}``."""
+    from .ingest import ingest
 
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     started = time.time()
     out = Path(out_dir)
     _log(progress, f"ingesting {', '.join(str(p) for p in paths)}")
@@ -138,9 +141,8 @@ def run_report(paths, out_dir, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT
         from ..model import fit as fit_fn
 
         _log(progress, f"fitting the model ({chains} chains × {draws} draws, seed {seed})")
-        fit = fit_fn(load_result, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
-                     tune=tune, latency_family=latency_family, item_latency=item_latency,
-                     clock_effects=clock_effects, structure=structure, latency_by_correctness=latency_by_correctness)
+        fit = fit_fn(load_result, spec, draws=draws, chains=chains, seed=seed, ci_prob=ci_prob, progress=progress,
+                     tune=tune)
         _log(progress, "diagnostics: " + (plots.style.diagnostics_text(fit.diagnostics) or "—")
              + (" (ok)" if fit.diagnostics.get("ok", True) else " (FAILED)"))
         # hashed by the fit and written by ingest: what no later stage reads need not stay in memory, not even

@@ -58,8 +58,8 @@ def template_from_design(design, seed: int = 0, clock_effects: bool = False, ite
     """A template from a simulator design (its records, loaded and aggregated); ``clock_effects``: the
     tables of a fit with clock effects (the generator then moves timed capability by κ_m);
     ``item_latency``: a model with item time intensities (the generator shifts an item's log-latency by τ_i)."""
-    from ..simulate import simulate
-    from .data import aggregate
+    from ...simulate import simulate
+    from ..data import aggregate
 
     sim = simulate(design, seed=seed, labelled=False)
     lr = sim.load()
@@ -75,7 +75,7 @@ def template_from_design(design, seed: int = 0, clock_effects: bool = False, ite
 
 
 def _timed(clock: str) -> bool:
-    from ..schema import TIMED_CLOCKS
+    from ...schema import TIMED_CLOCKS
 
     return clock in TIMED_CLOCKS
 
@@ -83,7 +83,7 @@ def _timed(clock: str) -> bool:
 def generate(t: Template, p, rng: np.random.Generator) -> list[dict]:
     """rtlog records on the template's structure with outcomes drawn from the single parameter draw
     ``p`` (a :class:`.derived.ParamDraws` with one draw)."""
-    from .derived import capable_probability
+    from ..derived import capable_probability
 
     out = []
     pi = p.silence[0] if p.silence is not None else np.zeros(len(t.data.models))
@@ -120,7 +120,7 @@ def generate(t: Template, p, rng: np.random.Generator) -> list[dict]:
 
 
 def _load(records: list[dict]):
-    from ..load import EpisodeSink
+    from ...io import EpisodeSink
 
     sink = EpisodeSink()
     sink.open_file("<sbc>")
@@ -134,8 +134,8 @@ def prior_draws(t: Template, n: int, seed: int, latency_family: str = "normal"):
     clock effects, if any, and the latency family ``latency_family``)."""
     import pymc as pm
 
-    from .build import build_model
-    from .derived import param_draws
+    from ..build import build_model
+    from ..derived import param_draws
 
     model = build_model(t.data, latency_family, item_latency=t.item_latency)
     with warnings.catch_warnings():
@@ -179,7 +179,7 @@ def sbc_rank(sample: np.ndarray, truth, rng, tie: float = 0.0) -> np.ndarray:
 def one_sbc(t: Template, prior, p_all, j: int, draws: int, chains: int, thin: int, seed: int) -> dict:
     """Ranks of prior draw ``j`` among the thinned posterior of a fit to data generated from it (the fit
     has the prior's latency family and the template's clock effects and item time intensities)."""
-    from .fit import fit
+    from ..fit import fit
 
     p = p_all.take([j])
     recs = generate(t, p, np.random.default_rng([seed, j]))

@@ -1,6 +1,6 @@
 """Choosing the model's structure by PSIS-LOO on the episodes' outcomes and the decisions' latencies.
 
-The structures (:data:`STRUCTURES`, a registry of :func:`.fit.fit` options, simplest first) are the
+The structures (:data:`.spec.STRUCTURES`, simplest first, made of the parts of :data:`.spec.PARTS`) are the
 base model; item time intensities paired with item difficulty (``item_latency``); a
 timed-minus-paused capability effect per model, with latency fitted to timed decisions only
 (``clock_effects``); both; for labelled data, a log-latency shift of content-wrong decisions per model ×
@@ -47,22 +47,15 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
-from .compare import MAX_RELIABLE_K, MIN_ELPD_DIFF, SE_MULTIPLIER, choose_simplest, loo_pointwise, weighted_se
+from .compare import (MAX_RELIABLE_K, MIN_ELPD_DIFF, SE_MULTIPLIER, choice_sentence, choose_simplest, loo_pointwise,
+                      weighted_se)
 from .data import ModelData
 from .derived import ParamDraws
 from .families import at_model
 from .priors import LEAK
+from .spec import STRUCTURES, parts_of
 
 LOG_2PI = float(np.log(2 * np.pi))
-#: the structures, simplest first: name -> the :func:`.fit.fit` options that make it
-STRUCTURES: dict[str, dict] = {
-    "base": {},
-    "item_latency": {"item_latency": True},
-    "clock_effects": {"clock_effects": True},
-    "item_latency+clock_effects": {"item_latency": True, "clock_effects": True},
-    "latency_by_correctness": {"latency_by_correctness": True},
-    "latency_by_correctness+clock_effects": {"latency_by_correctness": True, "clock_effects": True},
-}
 #: the columns of :func:`structure_table`'s table (:func:`.fit.compare_structures`)
 STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes", "elpd_latency", "elpd_silent",
                          "max_pareto_k", "n_high_k", "n_episodes", "n_decisions", "n_silent", "elpd_diff", "se_diff",
@@ -253,9 +246,8 @@ def applicable_structures(d: ModelData, latency_family: str = "normal") -> list[
     items = latency_family == "normal" and has_item_latency_data(d)
     labelled, capable = e["labelled"].to_numpy(bool), e["capable"].to_numpy(bool)
     labels = latency_family == "normal" and bool((labelled & capable).any() and (labelled & ~capable).any())
-    return [name for name, opts in STRUCTURES.items()
-            if (items or not opts.get("item_latency")) and (both_clocks or not opts.get("clock_effects"))
-            and (labels or not opts.get("latency_by_correctness"))]
+    possible = {"item_latency": items, "clock_effects": both_clocks, "latency_by_correctness": labels}
+    return [name for name in STRUCTURES if all(possible[part] for part in parts_of(name))]
 
 
 def structure_table(fits: dict) -> pd.DataFrame:
@@ -265,7 +257,7 @@ def structure_table(fits: dict) -> pd.DataFrame:
     each part's elpd; elpd_diff and se_diff (paired over observations) against the best; the fit's
     ``diagnostics_ok`` and ``chosen`` (:func:`choose_structure`)."""
     first = next(iter(fits.values()))
-    normal = all(res.latency_family == "normal" for res in fits.values())
+    normal = all(res.spec.latency_family == "normal" for res in fits.values())
     obs = timed_latencies(first.episodes, first.steps) if normal else None
     silent_groups = first.data.censored[SILENT_COLUMNS].reset_index(drop=True)
     rows, pointwise = [], {}
@@ -306,19 +298,15 @@ def choose_structure(table: pd.DataFrame) -> str:
     return choose_simplest(ok.rename(columns={"structure": "name"}), list(STRUCTURES))
 
 
-def choice_summary(table: pd.DataFrame) -> str:
-    """One sentence on the structure choice for reports."""
+def structure_choice_summary(table: pd.DataFrame) -> str:
+    """One sentence on the structure choice for reports (:func:`.compare.choice_sentence`), with what
+    the failed fits and unreliable Pareto k mean for it."""
     t = table.set_index("structure")
     chosen = str(t.index[t["chosen"]][0])
-    below = [f"{name} {t.loc[name, 'elpd_diff']:.1f}" + (f" (SE {t.loc[name, 'se_diff']:.1f})"
-                                                           if t.loc[name, "elpd_diff"] > 0 else " (best)")
-             for name in t.index]
     data = ["the episodes' outcomes"] + (["the timed decisions' latencies"] if t["n_decisions"].max() else []) + (
         ["the silent decisions"] if t.get("n_silent", pd.Series([0])).max() else [])
     parts = data[0] if len(data) == 1 else ", ".join(data[:-1]) + " and " + data[-1]
-    text = (f"The model structure ({chosen}) was chosen by PSIS-LOO on {parts} "
-            f"(`structure_loo.csv`; elpd below the best: {', '.join(below)}; a more complex structure must beat "
-            f"the simpler ones by more than max({MIN_ELPD_DIFF:g}, {SE_MULTIPLIER:g} SE)).")
+    text = choice_sentence(t, "model structure", parts, "structure_loo.csv")
     failed = [s for s in t.index if not t.loc[s, "diagnostics_ok"]]
     if len(failed) == len(t):
         text += (" No structure's fit passed the diagnostics gate, so the comparison is between unconverged fits: "

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from ..load import EpisodeSink, LoadResult
+from ...io import EpisodeSink, LoadResult
 
 
 @dataclass
@@ -86,7 +86,7 @@ def toy_records(design: ToyDesign, n_per_cell: int, seed: int = 0, labelled: boo
 
 def toy_load(design: ToyDesign | None = None, n_per_cell: int = 60, seed: int = 0,
              labelled: bool = True) -> LoadResult:
-    """Simulate and load through :class:`~rtanalysis.load.EpisodeSink` (the real loader path)."""
+    """Simulate and load through :class:`~rtanalysis.io.EpisodeSink` (the real loader path)."""
     sink = EpisodeSink()
     for i, rec in enumerate(toy_records(design or ToyDesign(), n_per_cell, seed, labelled)):
         sink.add(rec, "toy", i + 1)
@@ -96,7 +96,7 @@ def toy_load(design: ToyDesign | None = None, n_per_cell: int = 60, seed: int = 
 def random_param_draws(d, S: int, rng):
     """S random :class:`.derived.ParamDraws` on ``d``'s dimensions (plausible ranges, not a posterior):
     inputs for checking derived quantities against a brute force and for timing them."""
-    from .derived import ParamDraws
+    from ..derived import ParamDraws
 
     U, M, K = len(d.units), len(d.models), len(d.task_types)
     return ParamDraws(mu=rng.normal(0.2, 0.5, (S, U, M, K)), sigma=rng.uniform(0.3, 0.8, (S, U, M, K)),

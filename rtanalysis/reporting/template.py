@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from .. import tables
+from . import tables
 
 KINDS = ("h1", "h2", "h3", "p", "warning", "list", "table", "figure")
 

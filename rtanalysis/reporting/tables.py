@@ -243,8 +243,8 @@ def write_table(frame: pd.DataFrame, out_dir, name: str, caption: str, digits: i
 # the report's tables
 
 def decomposition_table(decomposition: pd.DataFrame) -> pd.DataFrame:
-    """The posterior decomposition, sorted, with the contract's columns (``model.fit.DECOMPOSITION_COLUMNS``)."""
-    from .model.fit import DECOMPOSITION_COLUMNS
+    """The posterior decomposition, sorted, with the contract's columns (``model.result.DECOMPOSITION_COLUMNS``)."""
+    from ..model.result import DECOMPOSITION_COLUMNS
 
     # latency_informative: False where the cell's latencies are a constant (P(miss) from logged misses)
     cols = [c for c in [*DECOMPOSITION_COLUMNS, "latency_informative"] if c in decomposition.columns]
