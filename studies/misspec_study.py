@@ -3,10 +3,10 @@
 labelled and unlabelled, and score 90% interval coverage and MAE of p_capable, p_timely, p_success,
 share_timing and the counterfactuals p_success at λ = 0.5, 2 and ``as:<model>``.
 
-Run:   .venv/bin/python benchmarks/misspec_study.py run --reps 3 --draws 400 --chains 2 \
-           --scores benchmarks/results/misspec_scores.csv
-       .venv/bin/python benchmarks/misspec_study.py summary --scores benchmarks/results/misspec_scores.csv \
-           --out benchmarks/results/misspec_baseline.csv
+Run:   .venv/bin/python studies/misspec_study.py run --reps 3 --draws 400 --chains 2 \
+           --scores studies/results/misspec_scores.csv
+       .venv/bin/python studies/misspec_study.py summary --scores studies/results/misspec_scores.csv \
+           --out studies/results/misspec_baseline.csv
 ``run`` appends one block of per-row scores per fit (replicates outermost, so an interrupted run
 still covers every preset); ``summary`` aggregates them per preset × labelled × quantity.
 """
@@ -22,7 +22,7 @@ os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".c
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from _results import done_runs  # noqa: E402
+from _common import done_runs  # noqa: E402
 
 
 def run(args) -> None:
@@ -135,12 +135,12 @@ def main(argv=None):
     r.add_argument("--latency-by-correctness", action="store_true",
                    help="fit a latency shift of wrong decisions (fit(latency_by_correctness=True); labelled fits only)")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
-    r.add_argument("--scores", default="benchmarks/results/misspec_scores.csv")
+    r.add_argument("--scores", default="studies/results/misspec_scores.csv")
     r.set_defaults(func=run)
     s = sub.add_parser("summary")
-    s.add_argument("--scores", nargs="+", default=["benchmarks/results/misspec_scores.csv"],
+    s.add_argument("--scores", nargs="+", default=["studies/results/misspec_scores.csv"],
                    help="one or more score files of `run` (pooled; a replicate scored twice counts once)")
-    s.add_argument("--out", default="benchmarks/results/misspec_baseline.csv")
+    s.add_argument("--out", default="studies/results/misspec_baseline.csv")
     s.set_defaults(func=summary)
     args = ap.parse_args(argv)
     args.func(args)

@@ -3,9 +3,9 @@
 from the model, one fit per draw (2 chains × 200 draws, thinned to 100), ranks of the main
 parameters and of p_timely / share_timing / p_capable of every timed row.
 
-Run:   .venv/bin/python benchmarks/sbc_study.py run --sims 200 --ranks benchmarks/results/sbc_ranks.csv
-       .venv/bin/python benchmarks/sbc_study.py summary --ranks benchmarks/results/sbc_ranks.csv \
-           --out benchmarks/results/sbc_uniformity.csv --plot docs/img/sbc_ranks.png
+Run:   .venv/bin/python studies/sbc_study.py run --sims 200 --ranks studies/results/sbc_ranks.csv
+       .venv/bin/python studies/sbc_study.py summary --ranks studies/results/sbc_ranks.csv \
+           --out studies/results/sbc_uniformity.csv --plot docs/img/sbc_ranks.png
 ``run`` appends each fit's ranks as it finishes (restartable: finished sims are skipped).
 Other model structures: ``run --clock-effects`` (κ_m ranked too), ``run --item-latency`` (sd_item_lat and
 β_k too) and ``run --latency-family t|mixture`` (ν, or the mixture's label-free slow_mode_share and
@@ -102,7 +102,7 @@ def main(argv=None):
     r.add_argument("--chains", type=int, default=2)
     r.add_argument("--thin", type=int, default=4)
     r.add_argument("--seed", type=int, default=2026)
-    r.add_argument("--ranks", default="benchmarks/results/sbc_ranks.csv")
+    r.add_argument("--ranks", default="studies/results/sbc_ranks.csv")
     r.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture"))
     r.add_argument("--clock-effects", action="store_true")
     r.add_argument("--item-latency", action="store_true")
@@ -110,8 +110,8 @@ def main(argv=None):
                    help="only prior draws START..STOP-1 (to split one study across processes)")
     r.set_defaults(func=run)
     s = sub.add_parser("summary")
-    s.add_argument("--ranks", default="benchmarks/results/sbc_ranks.csv")
-    s.add_argument("--out", default="benchmarks/results/sbc_uniformity.csv")
+    s.add_argument("--ranks", default="studies/results/sbc_ranks.csv")
+    s.add_argument("--out", default="studies/results/sbc_uniformity.csv")
     s.add_argument("--plot", default="docs/img/sbc_ranks.png")
     s.add_argument("--label", default="", help="the model structure, for the plot's title")
     s.set_defaults(func=summary)

@@ -1,9 +1,9 @@
 """Recovery study: simulate each regime (labelled / unlabelled, few / many episodes), fit, and report
 90% interval coverage of p_capable, p_timely, share_timing, p_success and their mean absolute error.
 
-Run: .venv/bin/python benchmarks/recovery_study.py [--reps N] [--out DIR]
+Run: .venv/bin/python studies/recovery_study.py [--reps N] [--out DIR]
 Compare two runs (issue 12: coverage must not fall by more than 0.03):
-     .venv/bin/python benchmarks/recovery_study.py --compare OLD.csv NEW.csv
+     .venv/bin/python studies/recovery_study.py --compare OLD.csv NEW.csv
 Targets: coverage 85–95 %; MAE of share_timing ≤ 0.05 at 60 episodes per cell.
 """
 

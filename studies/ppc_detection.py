@@ -3,9 +3,9 @@ simulate, fit, run ``FitResult.ppc()`` and record, per check family
 (``rtanalysis.model.checks.CHECK_FAMILIES``), its rows and extreme rows (p < 0.025 or > 0.975).
 A well-specified preset (``mixed``) gives the false-flag rates of the same families.
 
-    .venv/bin/python benchmarks/ppc_detection.py [--reps 2 --draws 300 --chains 2] [--presets ...]
-    .venv/bin/python benchmarks/ppc_detection.py --summary-only
-    .venv/bin/python benchmarks/ppc_detection.py --labelled --out benchmarks/results/ppc_detection_labelled.csv
+    .venv/bin/python studies/ppc_detection.py [--reps 2 --draws 300 --chains 2] [--presets ...]
+    .venv/bin/python studies/ppc_detection.py --summary-only
+    .venv/bin/python studies/ppc_detection.py --labelled --out studies/results/ppc_detection_labelled.csv
 
 Rows are appended to ``--out`` (one block per fit, resumable). The summary prints, per preset ×
 family, the share of replicates in which the family is flagged as the package flags it (more
@@ -24,7 +24,7 @@ import time
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
-from _results import done_runs  # noqa: E402
+from _common import done_runs  # noqa: E402
 
 #: families recorded before the timing shares were one family (rows and extremes add up)
 OLD_FAMILIES = {"share_early": "timing_shares", "share_late_or_silent": "timing_shares",
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--presets", nargs="*", default=["mixed", *MISSPEC_PRESETS])
-    ap.add_argument("--out", default="benchmarks/results/ppc_detection.csv")
+    ap.add_argument("--out", default="studies/results/ppc_detection.csv")
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--labelled", action="store_true", help="decision labels logged (adds the latency-by-"
                     "correctness check); use another --out")

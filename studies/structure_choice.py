@@ -6,8 +6,8 @@ wall clock) with a timed capability effect, ``speed_accuracy`` (thinking longer 
 latency shift of wrong decisions (unlabelled, no structure can see it: base); the others break other
 assumptions and have none, so the base structure is the right answer there.
 
-Run:   .venv/bin/python benchmarks/structure_choice.py run --reps 3 --out benchmarks/results/structure_choice.csv
-       .venv/bin/python benchmarks/structure_choice.py summary --out benchmarks/results/structure_choice.csv
+Run:   .venv/bin/python studies/structure_choice.py run --reps 3 --out studies/results/structure_choice.csv
+       .venv/bin/python studies/structure_choice.py summary --out studies/results/structure_choice.csv
 ``run`` appends one row per structure per fit set (resumable), with the chosen fit's 90 % interval
 coverage and MAE of p_capable, p_timely, p_success and share_timing against the preset's truth;
 ``summary`` prints the choice counts and those scores.
@@ -23,7 +23,7 @@ import time
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
-from _results import done_runs  # noqa: E402
+from _common import done_runs  # noqa: E402
 
 #: the structure each preset was generated with (the others: base)
 GENERATED = {"difficulty_latency": "item_latency", "clock_adaptive": "clock_effects"}

@@ -7,20 +7,20 @@ The score files: ``misspec_study.py run --reps 12 --draws 400 --chains 2`` with 
 speed_accuracy`` (``speed_accuracy`` continued to 24 replicates, and labelled with
 ``--latency-by-correctness``: ``misspec_speed_accuracy_by_correctness_24reps_scores.csv``); ``--presets difficulty_latency --item-latency``; ``--presets clock_adaptive
 --clock-effects``; ``--presets heavy_tail bimodal --latency-family auto`` (``--scores
-benchmarks/results/misspec_now12_<structure>_scores.csv``), and ``--reps 24 --presets timeouts
+studies/results/misspec_now12_<structure>_scores.csv``), and ``--reps 24 --presets timeouts
 partial_fatality`` (``misspec_timeouts_partial_24reps_scores.csv``).
 
-Run:  .venv/bin/python benchmarks/misspec_recommended.py
-Writes ``benchmarks/results/misspec_recommended.csv`` and prints a Markdown table.
+Run:  .venv/bin/python studies/misspec_recommended.py
+Writes ``studies/results/misspec_recommended.csv`` and prints a Markdown table.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-from _results import RESULTS
+from _common import RESULTS
 from misspec_study import coverage_table
 
-#: preset -> (score file in benchmarks/results, the structure fitted), or {labelled: that} where the
+#: preset -> (score file in studies/results, the structure fitted), or {labelled: that} where the
 #: structure the checks point to depends on the labels
 RECOMMENDED = {  # 12 replicates each on the model of 2026-12-05 (24 for timeouts, partial_fatality, speed_accuracy)
     "difficulty_latency": ("misspec_now12_item_latency_scores.csv", "item_latency=True"),
