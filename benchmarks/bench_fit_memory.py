@@ -4,7 +4,7 @@ re-used in the process (the package's behaviour) and, side by side, loaded again
 for every fit (the behaviour before 2026-12-04, which leaked: PyTensor's numba backend registers every
 fused kernel as a global numba overload that is never released).
 
-    .venv/bin/python benchmarks/fit_memory.py [--fits 12] [--family normal]
+    .venv/bin/python benchmarks/bench_fit_memory.py [--fits 12] [--family normal]
 
 Each mode runs in a fresh process (``_run``) so neither inherits the other's compiled functions.
 """
@@ -26,6 +26,7 @@ from bench_scale import _status_mib
 def _run(fits: int, family: str, reload: bool) -> list[dict]:
     import numpy as np
     from numba.core.registry import CPUDispatcher
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studies"))  # sbc_study lives there
     from sbc_study import sbc_design
 
     from rtanalysis.model import sampler
@@ -82,7 +83,7 @@ def main(argv=None) -> str:
                  f"seconds per fit after the first: reuse {mean_s(out['reuse']):.2f}, reload "
                  f"{mean_s(out['reload']):.2f} (ratio {mean_s(out['reload']) / mean_s(out['reuse']):.2f}x)")
     text = "\n".join(lines)
-    append_result("fit_memory.txt", text)
+    append_result("bench_fit_memory.txt", text)
     return text
 
 
