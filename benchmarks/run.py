@@ -7,8 +7,8 @@ OMP_NUM_THREADS, load average).
     python benchmarks/run.py [NAME ...] [--quick]    # all of them (default) or the ones named
     python benchmarks/run.py scale --args "memory --decisions 1e7"   # other arguments for one benchmark
 
-``--quick``: each benchmark's smallest setting (a smoke run of a few minutes at most; its figures are
-not the ones the docs cite), recorded like the others with "quick" in the header. Why a runner of our
+``--quick``: each benchmark's smallest setting (a smoke run; its figures are not the ones the docs
+cite), recorded the same way but in ``benchmarks/results/quick/`` (ignored by git). Why a runner of our
 own rather than pytest-benchmark or asv: ``benchmarks/README.md``. Run from the repository root with
 the project's environment (``make bench`` does).
 """
@@ -95,8 +95,10 @@ def run(name: str, quick: bool, extra: list[str] | None) -> int:
     rc = proc.wait()
     footer = f"# exit status {rc}, {time.perf_counter() - t0:.0f} s wall"
     print(footer)
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / b.result_file(argv), "a") as fh:
+    # quick runs are smoke runs: recorded apart (results/quick/, not kept in git), not among the cited figures
+    where = RESULTS / "quick" if quick and extra is None else RESULTS
+    where.mkdir(parents=True, exist_ok=True)
+    with open(where / b.result_file(argv), "a") as fh:
         fh.write(header + "\n" + "".join(out).rstrip("\n") + "\n" + footer + "\n\n")
     return rc
 
