@@ -4,6 +4,11 @@ and which runs a resumable study has already appended."""
 
 from __future__ import annotations
 
+import io
+import os
+import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 #: ``studies/results``: each study's per-fit rows (CSV) and its summary table (CSV + txt)
@@ -23,12 +28,36 @@ def done_runs(path, columns: list[str]) -> set:
     return set(zip(*(old[c] for c in columns)))
 
 
-def write_summary(path, text: str, command: str) -> None:
-    """Print ``text`` and write it to ``path`` (a study's small txt summary), headed by the command and
-    the date, replacing the file: a summary is recomputed from the study's CSV, not appended."""
-    import time
+class _Tee:
+    def __init__(self, *streams):
+        self.streams = streams
 
-    print(text)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    def write(self, text):
+        for s in self.streams:
+            s.write(text)
+        return len(text)
+
+    def flush(self):
+        for s in self.streams:
+            s.flush()
+
+
+@contextmanager
+def summary_to(path):
+    """Print as usual, and write what was printed to ``path`` (a study's small txt summary, next to its
+    CSV table), headed by the command and the date; the file is replaced: a summary is recomputed from
+    the study's CSV, not appended. ``path`` None: print only."""
+    if path is None:
+        yield
+        return
+    buf = io.StringIO()
+    old = sys.stdout
+    sys.stdout = _Tee(old, buf)
+    try:
+        yield
+    finally:
+        sys.stdout = old
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    Path(path).write_text(f"# {command}  ({stamp})\n{text}\n")
+    command = " ".join(["python"] + [os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(f"# {command}  ({stamp})\n{buf.getvalue()}")

@@ -11,13 +11,13 @@ studies/results/misspec_now12_<structure>_scores.csv``), and ``--reps 24 --prese
 partial_fatality`` (``misspec_timeouts_partial_24reps_scores.csv``).
 
 Run:  .venv/bin/python studies/misspec_recommended.py
-Writes ``studies/results/misspec_recommended.csv`` and prints a Markdown table.
+Writes ``studies/results/misspec_recommended.csv`` and prints a Markdown table (also written to ``misspec_recommended.txt``).
 """
 
 from __future__ import annotations
 
 import pandas as pd
-from _common import RESULTS
+from _common import RESULTS, summary_to
 from misspec_study import coverage_table
 
 #: preset -> (score file in studies/results, the structure fitted), or {labelled: that} where the
@@ -86,10 +86,15 @@ def markdown(out: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
+def main() -> None:
     out = table()
     out.round(4).to_csv(RESULTS / "misspec_recommended.csv", index=False)
     print(markdown(out))
     print("\n" + out.groupby("verdict").size().to_string())
     print("\n" + out[out["verdict"] != "in band"][["preset", "labelled", "quantity", "coverage", "coverage_lo",
                                                     "coverage_hi", "reps", "verdict"]].to_string(index=False))
+
+
+if __name__ == "__main__":
+    with summary_to(RESULTS / "misspec_recommended.txt"):
+        main()

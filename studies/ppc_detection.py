@@ -20,11 +20,12 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
-from _common import done_runs  # noqa: E402
+from _common import done_runs, summary_to  # noqa: E402
 
 #: families recorded before the timing shares were one family (rows and extremes add up)
 OLD_FAMILIES = {"share_early": "timing_shares", "share_late_or_silent": "timing_shares",
@@ -70,7 +71,8 @@ def main(argv=None) -> int:
                     help="the fit's latency family; use another --out")
     args = ap.parse_args(argv)
     if args.summary_only:
-        print(summary(pd.read_csv(args.out)))
+        with summary_to(Path(args.out).with_suffix(".txt")):
+            print(summary(pd.read_csv(args.out)))
         return 0
     done = done_runs(args.out, ["preset", "rep"])
     for rep in range(args.reps):
@@ -82,7 +84,8 @@ def main(argv=None) -> int:
                         args.clock_effects, args.latency_by_correctness)
             block.to_csv(args.out, mode="a", header=not os.path.exists(args.out), index=False)
             print(f"{preset} rep {rep}: {time.time() - t:.0f} s", file=sys.stderr, flush=True)
-    print(summary(pd.read_csv(args.out)))
+    with summary_to(Path(args.out).with_suffix(".txt")):
+        print(summary(pd.read_csv(args.out)))
     return 0
 
 

@@ -4,6 +4,8 @@
 Run: .venv/bin/python studies/recovery_study.py [--reps N] [--out DIR]
 Compare two runs (issue 12: coverage must not fall by more than 0.03):
      .venv/bin/python studies/recovery_study.py --compare OLD.csv NEW.csv
+Tables of result CSVs without fitting (a later file's presets replace an earlier one's), and their txt:
+     .venv/bin/python studies/recovery_study.py --summary A.csv [B.csv ...] [OUT.txt]
 Targets: coverage 85–95 %; MAE of share_timing ≤ 0.05 at 60 episodes per cell.
 """
 
@@ -17,6 +19,7 @@ import time
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
+from _common import summary_to  # noqa: E402
 
 REGIMES = ("timing_dominated", "capability_dominated", "mixed")
 #: episodes per model × task_type × clock cell = tasks × seeds
@@ -43,6 +46,11 @@ def main(argv=None):
     if argv is None and len(sys.argv) == 4 and sys.argv[1] == "--compare":
         compare(sys.argv[2], sys.argv[3])
         return
+    if argv is None and len(sys.argv) >= 3 and sys.argv[1] == "--summary":
+        files = [a for a in sys.argv[2:] if a.endswith(".csv")]
+        txt = [a for a in sys.argv[2:] if a.endswith(".txt")]
+        summary(files, txt[0] if txt else None)
+        return
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=1)
@@ -63,14 +71,33 @@ def main(argv=None):
                 parts.append(tab)
                 print(tab.to_string(index=False), file=sys.stderr, flush=True)
     out = pd.concat(parts, ignore_index=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        out.to_csv(os.path.join(args.out, "recovery_study.csv"), index=False)
+    with summary_to(os.path.join(args.out, "recovery_study.txt") if args.out else None):
+        tables(out)
+
+
+def tables(out: pd.DataFrame) -> None:
+    """Print coverage and MAE per (preset, labelled, size) × quantity, and the fits' diagnostics."""
     wide = out.pivot_table(index=["preset", "labelled", "size"], columns="quantity",
                            values=["coverage", "mae"]).round(3)
     print(wide.to_string())
     diag = out.groupby(["preset", "labelled", "size"])[["fits_ok", "worst_rhat", "worst_ess_bulk", "divergences"]].first()
     print(diag.round(3).to_string())
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        out.to_csv(os.path.join(args.out, "recovery_study.csv"), index=False)
+
+
+def summary(files: list[str], txt: str | None) -> pd.DataFrame:
+    """The tables of one or more result CSVs, no fitting: a later file's presets replace an earlier
+    file's (a rerun of some regimes, ``--regimes``), so the table shows the latest run of each."""
+    out = None
+    for f in files:
+        new = pd.read_csv(f)
+        out = new if out is None else pd.concat([out[~out["preset"].isin(new["preset"])], new], ignore_index=True)
+    with summary_to(txt):
+        print("# from " + ", ".join(os.path.basename(f) for f in files) + " (a later file's presets replace an earlier one's)")
+        tables(out)
+    return out
 
 
 if __name__ == "__main__":

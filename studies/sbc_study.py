@@ -18,11 +18,13 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import summary_to  # noqa: E402
 
 
 def sbc_design():
@@ -116,7 +118,8 @@ def main(argv=None):
     s.add_argument("--label", default="", help="the model structure, for the plot's title")
     s.set_defaults(func=summary)
     args = ap.parse_args(argv)
-    args.func(args)
+    with summary_to(Path(args.out).with_suffix(".txt") if args.cmd == "summary" else None):
+        args.func(args)
 
 
 if __name__ == "__main__":

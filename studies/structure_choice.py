@@ -19,11 +19,12 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
 
 import pandas as pd  # noqa: E402
-from _common import done_runs  # noqa: E402
+from _common import done_runs, summary_to  # noqa: E402
 
 #: the structure each preset was generated with (the others: base)
 GENERATED = {"difficulty_latency": "item_latency", "clock_adaptive": "clock_effects"}
@@ -127,7 +128,8 @@ def main() -> None:
     s.add_argument("--out", required=True)
     s.set_defaults(func=summary)
     args = p.parse_args()
-    args.func(args)
+    with summary_to(Path(args.out).with_suffix(".txt") if args.func is summary else None):
+        args.func(args)
 
 
 if __name__ == "__main__":
