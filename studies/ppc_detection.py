@@ -4,7 +4,7 @@ simulate, fit, run ``FitResult.ppc()`` and record, per check family
 A well-specified preset (``mixed``) gives the false-flag rates of the same families.
 
     .venv/bin/python studies/ppc_detection.py [--reps 2 --draws 300 --chains 2] [--presets ...]
-    .venv/bin/python studies/ppc_detection.py --summary-only
+    .venv/bin/python studies/ppc_detection.py --summary-only     # the unlabelled table (the default --out)
     .venv/bin/python studies/ppc_detection.py --labelled --out studies/results/ppc_detection_labelled.csv
 
 Rows are appended to ``--out`` (one block per fit, resumable). The summary prints, per preset ×
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--presets", nargs="*", default=["mixed", *MISSPEC_PRESETS])
-    ap.add_argument("--out", default="studies/results/ppc_detection.csv")
+    ap.add_argument("--out", default="studies/results/ppc_detection_within_items.csv")
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--labelled", action="store_true", help="decision labels logged (adds the latency-by-"
                     "correctness check); use another --out")
