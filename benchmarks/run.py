@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -89,11 +90,17 @@ def run(name: str, quick: bool, extra: list[str] | None) -> int:
     # stdout is the result (recorded); stderr (progress bars, sampler chatter) goes to the terminal only
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=root, bufsize=1)
     out = []
-    for line in proc.stdout:
-        sys.stdout.write(line)
-        out.append(line)
-    rc = proc.wait()
-    footer = f"# exit status {rc}, {time.perf_counter() - t0:.0f} s wall"
+    try:
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            out.append(line)
+        rc = proc.wait()
+        footer = f"# exit status {rc}, {time.perf_counter() - t0:.0f} s wall"
+    except (KeyboardInterrupt, SystemExit):  # interrupted or terminated: stop the benchmark, keep what it printed
+        proc.terminate()
+        proc.wait()
+        rc = 130
+        footer = f"# interrupted after {time.perf_counter() - t0:.0f} s wall"
     print(footer)
     # quick runs are smoke runs: recorded apart (results/quick/, not kept in git), not among the cited figures
     where = RESULTS / "quick" if quick and extra is None else RESULTS
@@ -110,6 +117,7 @@ def main(argv=None) -> int:
     ap.add_argument("--args", default=None, help="the arguments for the (one) named benchmark instead of its own")
     ap.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a terminated runner stops its benchmark too
     if args.list:
         for name, b in BENCHMARKS.items():
             print(f"{name:<12} benchmarks/{b.script} {' '.join(b.args)}  -> results/{b.result_file(list(b.args))}"
