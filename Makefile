@@ -32,8 +32,10 @@ test: install
 test-fast: install
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
+# every speed/memory benchmark through the one runner; `make bench BENCH="load hash --quick"` for some,
+# results appended to benchmarks/results/ with the machine (benchmarks/README.md)
 bench: install
-	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+	$(PY) benchmarks/run.py $(BENCH)
 
 # Re-resolve requirements.lock after editing pyproject.toml (versions already locked are kept;
 # `make lock UPGRADE=--upgrade` moves everything to the newest versions the ranges admit). Then

@@ -4,10 +4,13 @@
   (each key factorised once, one stable sort by code) against a group-by of the acted decisions'
   three text key columns (what ``_latency_groups`` did before 2026-12-05);
 * the censor points' cell maximum in ``model.data.aggregate``: ``data._cell_max`` (one pass over the
-  integer cell codes) against a group-by ``transform("max")`` over a frame of every decision.
+  integer cell codes) against a group-by ``transform("max")`` over a frame of every decision;
+* the latency-cell lookup of every decision in the aggregation: ``data.cell_rows`` (vectorised) against
+  the per-decision Python dictionary lookup it replaced (merged from ``bench_cell_lookup.py``), with the
+  whole ``aggregate`` timed for scale.
 
 Prints the seconds of each way, the ratio, and whether the results are the same (same groups, same
-order, equal arrays).
+order, equal arrays / rows).
 
     .venv/bin/python benchmarks/bench_codes.py [--tasks 100 --seeds 3]
     .venv/bin/python benchmarks/bench_codes.py --tables DIR   # episodes.parquet + steps.parquet (rtanalysis ingest)
@@ -76,6 +79,15 @@ def main(argv=None) -> str:
     t_new, new = _timed(lambda: D._cell_max(S["cell"], values))
     lines.append(f"cell maximum:  group-by {t_old:6.2f} s, codes {t_new:6.2f} s, ratio {t_old / t_new:5.1f}x, "
                  f"same values: {np.array_equal(old, new, equal_nan=True)}")
+    # the latency-cell lookup of every decision: one row per decision, drawn from the observed cells
+    whole, d = _timed(lambda: D.aggregate(ep, st))
+    lat = d.latency[["m", "k", "u"]]
+    cell_index = {tuple(r): j for j, r in enumerate(lat.to_numpy())}
+    obs = lat.iloc[np.random.default_rng(0).integers(0, len(lat), len(st))].reset_index(drop=True)
+    t_old, old = _timed(lambda: np.array([cell_index[tuple(r)] for r in obs[["m", "k", "u"]].to_numpy()]))
+    t_new, new = _timed(lambda: D.cell_rows(cell_index, obs))
+    lines.append(f"cell lookup:   dict    {t_old:6.2f} s, codes {t_new:6.2f} s, ratio {t_old / t_new:5.1f}x, "
+                 f"same rows: {np.array_equal(old, new)} ({len(obs):,} lookups); whole aggregate {whole:.2f} s")
     return "\n".join(lines)
 
 

@@ -1,0 +1,152 @@
+"""Misspecification baseline: fit the current model to every misspecified preset
+(``rtanalysis.simulate.presets.MISSPEC_PRESETS``; 3 models × 2 task types, 60 episodes per cell),
+labelled and unlabelled, and score 90% interval coverage and MAE of p_capable, p_timely, p_success,
+share_timing and the counterfactuals p_success at λ = 0.5, 2 and ``as:<model>``.
+
+Run:   .venv/bin/python studies/misspec_study.py run --reps 3 --draws 400 --chains 2 \
+           --scores studies/results/misspec_scores.csv
+       .venv/bin/python studies/misspec_study.py summary --scores studies/results/misspec_scores.csv \
+           --out studies/results/misspec_baseline.csv
+``run`` appends one block of per-row scores per fit (replicates outermost, so an interrupted run
+still covers every preset); ``summary`` aggregates them per preset × labelled × quantity.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + os.path.abspath(".cache/pytensor"))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from _common import done_runs, summary_to  # noqa: E402
+
+
+def run(args) -> None:
+    from rtanalysis.model.calibrate import _one_replicate
+    from rtanalysis.simulate.presets import MISSPEC_PRESETS
+
+    presets = args.presets or list(MISSPEC_PRESETS)
+    done = done_runs(args.scores, ["preset", "labelled", "rep"])
+    reps = [args.only_rep] if args.only_rep is not None else range(args.reps)
+    for r in reps:
+        for preset in presets:
+            # latency by correctness needs the labels: an unlabelled fit of it would be the base model's
+            for labelled in (True,) if args.latency_by_correctness else (True, False):
+                if (preset, labelled, r) in done:
+                    continue
+                t = time.time()
+                s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {},
+                                         latency_family=args.latency_family, item_latency=args.item_latency,
+                                         clock_effects=args.clock_effects,
+                                         latency_by_correctness=args.latency_by_correctness)
+                s.insert(0, "preset", preset)
+                s.insert(1, "labelled", labelled)
+                s["fit_ok"] = bool(diag["ok"])
+                s["max_rhat"] = diag["max_rhat"]
+                s["min_ess_bulk"] = diag["min_ess_bulk"]
+                s["n_divergent"] = diag["n_divergent"]
+                s["seconds"] = round(time.time() - t, 1)
+                s.to_csv(args.scores, mode="a", header=not os.path.exists(args.scores), index=False)  # one write per fit
+                cov = s.groupby("quantity", sort=False)["covered"].mean().round(2).to_dict()
+                print(f"{time.strftime('%H:%M:%S')} {preset} labelled={labelled} rep={r} {s['seconds'].iloc[0]}s "
+                      f"{cov}", file=sys.stderr, flush=True)
+
+
+def replicate_bootstrap(s: pd.DataFrame, keys: list[str], n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Per ``keys`` group: a 95 % percentile interval of the coverage from resampling whole replicates
+    (``coverage_lo``, ``coverage_hi``). The cells of one replicate share its fit (intercepts, scales,
+    the latency family), so their misses are not independent and the binomial SE over cells is too
+    small; the replicates are the independent units. With few replicates (under about 12) a
+    percentile bootstrap is too narrow: read it as a lower bound on the uncertainty there."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for key, g in s.groupby(keys, sort=False):
+        per_rep = g.groupby("rep")["covered"].agg(["sum", "size"])
+        pick = rng.integers(0, len(per_rep), size=(n_boot, len(per_rep)))
+        boot = per_rep["sum"].to_numpy()[pick].sum(axis=1) / per_rep["size"].to_numpy()[pick].sum(axis=1)
+        rows.append((*key, *np.quantile(boot, [0.025, 0.975])))
+    return pd.DataFrame(rows, columns=[*keys, "coverage_lo", "coverage_hi"])
+
+
+#: one scored row: a replicate's cell, quantity and scenario
+ROW_KEYS = ["preset", "labelled", "rep", "quantity", "model", "task_type", "clock", "scenario"]
+#: one line of a summary
+LINE_KEYS = ["preset", "labelled", "quantity"]
+
+
+def coverage_table(s: pd.DataFrame) -> pd.DataFrame:
+    """Per preset × labelled × quantity of the scores ``s``: coverage (with its replicate-resampled
+    interval), MAE, bias, cells, replicates and the fits' diagnostics. A row scored twice (two workers
+    ran one replicate) counts once."""
+    s = s.drop_duplicates(subset=ROW_KEYS)
+    out = (s.groupby(LINE_KEYS, sort=False)
+           .agg(coverage=("covered", "mean"), mae=("abs_error", "mean"), bias=("estimate", "mean"),
+                n_cells=("covered", "size"), reps=("rep", "nunique"), fits_ok=("fit_ok", "mean"),
+                worst_rhat=("max_rhat", "max"), divergences=("n_divergent", "sum"))
+           .reset_index())
+    out["bias"] = out["bias"] - s.groupby(LINE_KEYS, sort=False)["truth"].mean().to_numpy()
+    return out.merge(replicate_bootstrap(s, LINE_KEYS), on=LINE_KEYS)
+
+
+def summary(args) -> pd.DataFrame:
+    out = coverage_table(pd.concat([pd.read_csv(f) for f in args.scores], ignore_index=True))
+    wide = out.pivot_table(index=["preset", "labelled"], columns="quantity", values="coverage", sort=False).round(2)
+    print("coverage of 90% intervals\n" + wide.to_string())
+    wide = out.assign(ci=out["coverage_lo"].map("{:.2f}".format) + "-" + out["coverage_hi"].map("{:.2f}".format)) \
+        .pivot_table(index=["preset", "labelled"], columns="quantity", values="ci", aggfunc="first", sort=False)
+    print("\n95% interval of the coverage, replicates resampled\n" + wide.to_string())
+    wide = out.pivot_table(index=["preset", "labelled"], columns="quantity", values="mae", sort=False).round(3)
+    print("\nMAE\n" + wide.to_string())
+    if args.out:
+        out.round(4).to_csv(args.out, index=False)
+    print("\n" + markdown(out))
+    return out
+
+
+def markdown(out: pd.DataFrame) -> str:
+    """One line per preset × labelled: coverage / MAE of each quantity, replicates and cells."""
+    qs = list(dict.fromkeys(out["quantity"]))
+    head = "| preset | labelled | reps | " + " | ".join(f"`{q}` cov / MAE" for q in qs) + " |"
+    lines = [head, "|" + "---|" * (3 + len(qs))]
+    for (preset, lab), g in out.groupby(["preset", "labelled"], sort=False):
+        g = g.set_index("quantity")
+        cells = [f"{g.loc[q, 'coverage']:.2f} / {g.loc[q, 'mae']:.3f}" if q in g.index else "" for q in qs]
+        lines.append(f"| `{preset}` | {'yes' if lab else 'no'} | {int(g['reps'].max())} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--reps", type=int, default=3)
+    r.add_argument("--draws", type=int, default=400)
+    r.add_argument("--chains", type=int, default=2)
+    r.add_argument("--seed", type=int, default=100)
+    r.add_argument("--presets", nargs="*", default=None)
+    r.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture", "auto"),
+                   help="the fit's latency family (auto: chosen by LOO per fit)")
+    r.add_argument("--item-latency", action="store_true", help="fit item time intensities (fit(item_latency=True))")
+    r.add_argument("--clock-effects", action="store_true", help="fit clock effects (fit(clock_effects=True))")
+    r.add_argument("--latency-by-correctness", action="store_true",
+                   help="fit a latency shift of wrong decisions (fit(latency_by_correctness=True); labelled fits only)")
+    r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
+    r.add_argument("--scores", default="studies/results/misspec_scores.csv")
+    r.set_defaults(func=run)
+    s = sub.add_parser("summary")
+    s.add_argument("--scores", nargs="+", default=["studies/results/misspec_scores.csv"],
+                   help="one or more score files of `run` (pooled; a replicate scored twice counts once)")
+    s.add_argument("--out", default="studies/results/misspec_baseline.csv")
+    s.set_defaults(func=summary)
+    args = ap.parse_args(argv)
+    with summary_to(Path(args.out).with_suffix(".txt") if args.cmd == "summary" and args.out else None):
+        args.func(args)
+
+
+if __name__ == "__main__":
+    main()
