@@ -1,0 +1,158 @@
+"""Sphinx configuration of the rtanalysis documentation site.
+
+Build: ``make docs`` (``sphinx-build -W --keep-going -n -b html docs docs/_build/html``).
+
+Environment switches (all optional):
+
+``RTANALYSIS_DOCS_API=0``
+    leave the API reference (``api.md``) out of the build. It documents the package's public names
+    with autosummary; set this only while the names it lists are being changed.
+``RTANALYSIS_DOCS_EXECUTE``
+    MyST-NB's execution mode for the gallery: ``cache`` (default: execute a notebook when its code
+    changed, reuse the stored outputs otherwise), ``force`` or ``off`` (no execution: quick builds
+    while writing pages; the gallery then shows no outputs).
+``RTANALYSIS_DOCS_DRAWS`` / ``RTANALYSIS_DOCS_CHAINS``
+    draws and chains of the gallery's fit (default: the package's defaults, what a user gets).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+
+project = "rtanalysis"
+author = "the rtanalysis authors"
+copyright = "the rtanalysis authors"
+try:
+    from rtanalysis.about import __version__ as release
+except Exception:  # pragma: no cover - the build still works without the package importable
+    release = "unknown"
+version = release
+
+extensions = [
+    "myst_nb",  # MyST markdown pages and executed notebooks (includes myst_parser)
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+root_doc = "index"
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
+if os.environ.get("RTANALYSIS_DOCS_API", "1") == "0":
+    exclude_patterns.append("api.md")
+    exclude_patterns.append("generated/**")
+
+# every cross-reference must resolve (-n with -W fails the build on a broken internal link)
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(numpy|np|pandas|pd|xarray|xr|arviz|az|pymc|pm|matplotlib|plt|pathlib|typing|collections)\..*"),
+    (r"py:class", r"optional|default.*|array-like|callable|iterable|sequence|mapping|path-like|str or .*"),
+]
+
+# MyST: $...$ and $$...$$ math, amsmath environments, tables, definition lists, heading anchors
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+myst_heading_anchors = 3
+myst_dmath_double_inline = True
+suppress_warnings = []
+
+# ---- notebooks: the gallery -------------------------------------------------------------------
+# The notebooks live in notebooks/ (committed without outputs, papermill ``parameters`` cell with
+# the package's defaults). The build copies each into docs/gallery/ with one hidden cell after the
+# parameters cell that points log_path and output_dir at absolute paths (the copies sit in another
+# folder), as papermill injects parameters. docs/gallery/ is generated (not committed).
+nb_execution_mode = os.environ.get("RTANALYSIS_DOCS_EXECUTE", "cache")
+nb_execution_timeout = 1800  # seconds per notebook: 03 compiles and fits the model from a cold cache
+nb_execution_raise_on_error = True  # an error in a notebook cell fails the build
+nb_execution_show_tb = True
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
+nb_execution_in_temp = False  # run in docs/gallery/, so 03 → 05 share the fit written to output_dir
+nb_merge_streams = True
+nb_kernel_rgx_aliases = {".*": "python3"}
+
+GALLERY = DOCS / "gallery"
+NOTEBOOKS = ROOT / "notebooks"
+GALLERY_OUT = DOCS / "_build" / "gallery_outputs"
+
+
+def _injected_cell() -> dict:
+    lines = [
+        "# injected by docs/conf.py (as papermill injects parameters): the copies live in docs/gallery/",
+        f"log_path = {json.dumps(str(ROOT / 'data' / 'example'))}",
+        f"output_dir = {json.dumps(str(GALLERY_OUT))}",
+    ]
+    if os.environ.get("RTANALYSIS_DOCS_DRAWS"):
+        lines.append(f"draws = {int(os.environ['RTANALYSIS_DOCS_DRAWS'])}")
+    if os.environ.get("RTANALYSIS_DOCS_CHAINS"):
+        lines.append(f"chains = {int(os.environ['RTANALYSIS_DOCS_CHAINS'])}")
+    return {"cell_type": "code", "execution_count": None, "outputs": [],
+            "metadata": {"tags": ["injected-parameters", "remove-cell"]},
+            "source": "\n".join(lines)}
+
+
+def copy_notebooks() -> list[Path]:
+    """notebooks/*.ipynb → docs/gallery/, with the injected parameters; a file is rewritten only when
+    its content changes (so Sphinx and the execution cache see unchanged notebooks as unchanged)."""
+    GALLERY.mkdir(exist_ok=True)
+    written = []
+    sources = sorted(NOTEBOOKS.glob("*.ipynb"))
+    for src in sources:
+        nb = json.loads(src.read_text())
+        cells = nb["cells"]
+        at = next(i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", []))
+        cells.insert(at + 1, _injected_cell())
+        nb.setdefault("metadata", {})["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+        dst = GALLERY / src.name
+        if not dst.exists() or dst.read_text() != text:
+            dst.write_text(text)
+        written.append(dst)
+    names = {p.name for p in sources}
+    for stale in GALLERY.glob("*.ipynb"):
+        if stale.name not in names:
+            stale.unlink()
+    return written
+
+
+copy_notebooks()
+GALLERY_OUT.mkdir(parents=True, exist_ok=True)
+
+# ---- API reference ------------------------------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_typehints = "none"  # numpydoc renders the signature; types are in the docstrings
+autodoc_default_options = {"members": True, "show-inheritance": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_validation_checks: set[str] = set()
+numpydoc_xref_param_type = False
+
+intersphinx_mapping: dict = {}  # CI has no internet: no inventories are fetched
+
+# ---- HTML ---------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"rtanalysis {release}"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navigation_depth": 3,
+    "show_toc_level": 2,
+    "navbar_align": "left",
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_show_sourcelink = False
+html_last_updated_fmt = None
+
+# ---- link checking (offline): `make docs-linkcheck` -------------------------------------------
+# CI reaches only package registries, so external URLs cannot be checked there; internal links and
+# cross-references are checked by the HTML build itself (-n -W).
+linkcheck_ignore = [r"https?://.*"]
