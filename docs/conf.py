@@ -47,7 +47,8 @@ extensions = [
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
-if os.environ.get("RTANALYSIS_DOCS_API", "1") == "0":
+API_PAGE = os.environ.get("RTANALYSIS_DOCS_API", "1") != "0"
+if not API_PAGE:
     exclude_patterns.append("api.md")
     exclude_patterns.append("generated/**")
 
@@ -57,6 +58,8 @@ nitpick_ignore_regex = [
     (r"py:.*", r"(numpy|np|pandas|pd|xarray|xr|arviz|az|pymc|pm|matplotlib|plt|pathlib|typing|collections)\..*"),
     (r"py:class", r"optional|default.*|array-like|callable|iterable|sequence|mapping|path-like|str or .*"),
 ]
+if not API_PAGE:  # without the API page the pages' references to the package's names have no target
+    nitpick_ignore_regex.append((r"py:.*", r"rtanalysis(\..*)?"))
 
 # MyST: $...$ and $$...$$ math, amsmath environments, tables, definition lists, heading anchors
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
@@ -93,7 +96,7 @@ def _injected_cell() -> dict:
         lines.append(f"draws = {int(os.environ['RTANALYSIS_DOCS_DRAWS'])}")
     if os.environ.get("RTANALYSIS_DOCS_CHAINS"):
         lines.append(f"chains = {int(os.environ['RTANALYSIS_DOCS_CHAINS'])}")
-    return {"cell_type": "code", "execution_count": None, "outputs": [],
+    return {"cell_type": "code", "id": "injected-parameters", "execution_count": None, "outputs": [],
             "metadata": {"tags": ["injected-parameters", "remove-cell"]},
             "source": "\n".join(lines)}
 
@@ -125,8 +128,59 @@ def copy_notebooks() -> list[Path]:
 copy_notebooks()
 GALLERY_OUT.mkdir(parents=True, exist_ok=True)
 
+# ---- tables generated from the code (model.md includes them) ----------------------------------
+GENERATED = DOCS / "_generated"
+
+#: prior registry name → the symbol model.md uses (a new prior without a symbol fails the build)
+PRIOR_SYMBOLS = {
+    "a0": r"$a_0$", "sd_model_cap": r"$a_m$", "sd_type_cap": r"$b_k$", "sd_model_type_cap": r"$g_{mk}$",
+    "sd_item_cap": r"$\mathrm{sd}^{\mathrm{cap}}_k$", "timed_cap": r"$\kappa_m$", "length_cap": r"$\beta_k$",
+    "always_fatal": r"$\psi_f$", "fatality": r"$f_k$", "c0": r"$c_0[u]$", "sd_model_lat": r"$u_m$",
+    "sd_type_lat": r"$v_k$", "sd_model_type_lat": r"$h_{mk}$", "s0": r"$s_0[u]$",
+    "sd_item_lat": r"$\mathrm{sd}^{\mathrm{lat}}_k$", "item_cap_per_lat": r"$\gamma_k$", "wrong_lat": r"$\eta_{mk}$",
+    "sd_model_sigma": r"$s_m$", "sd_type_sigma": r"$s_k$", "silence_prevalence": r"$\psi_s$", "silence": r"$\pi_m$",
+    "nu": r"$\nu$", "mode_share": r"$\omega_m$", "mode_shift": r"$\delta_m$",
+}
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", r"\|").replace("\n", " ")
+
+
+def _prior_text(dist: str, kwargs: dict) -> str:
+    if dist == "Fixed":
+        return f"ZeroSumNormal, fixed scale {kwargs['value']}"
+    return f"{dist}({', '.join(str(v) for v in kwargs.values())})"
+
+
+def write_generated_tables() -> None:
+    from rtanalysis.model.assumptions import COUNTERFACTUAL_ASSUMPTIONS, SCENARIO_ASSUMPTIONS
+    from rtanalysis.model.priors import PRIORS
+
+    missing = sorted(set(PRIORS) - set(PRIOR_SYMBOLS))
+    if missing:
+        raise RuntimeError(f"docs/conf.py: PRIOR_SYMBOLS has no symbol for prior(s) {missing}")
+    rows = ["| symbol | parameter | prior | rationale |", "|---|---|---|---|"]
+    rows += [f"| {PRIOR_SYMBOLS[name]} | `{name}` | {_cell(_prior_text(dist, kw))} | {_cell(why)} |"
+             for name, (dist, kw, why) in PRIORS.items()]
+    scenarios = list(SCENARIO_ASSUMPTIONS)
+    arows = ["| id | assumption | " + " | ".join(f"`{s}`" for s in scenarios) + " |",
+             "|---|---|" + "---|" * len(scenarios)]
+    arows += [f"| `{key}` | {_cell(text)} | " + " | ".join("✓" if key in SCENARIO_ASSUMPTIONS[s] else "" for s in scenarios) + " |"
+              for key, text in COUNTERFACTUAL_ASSUMPTIONS.items()]
+    GENERATED.mkdir(exist_ok=True)
+    for name, lines in (("priors.md", rows), ("assumptions.md", arows)):
+        text = "\n".join(lines) + "\n"
+        path = GENERATED / name
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+write_generated_tables()
+exclude_patterns.append("_generated/*")
+
 # ---- API reference ------------------------------------------------------------------------------
-autosummary_generate = True
+autosummary_generate = API_PAGE  # generated/ stubs (gitignored)
 autosummary_imported_members = True
 autodoc_typehints = "none"  # numpydoc renders the signature; types are in the docstrings
 autodoc_default_options = {"members": True, "show-inheritance": False}
