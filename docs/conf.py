@@ -54,18 +54,19 @@ if not API_PAGE:
 
 # every cross-reference must resolve (-n with -W fails the build on a broken internal link)
 nitpicky = True
+suppress_warnings: list[str] = []
 nitpick_ignore_regex = [
     (r"py:.*", r"(numpy|np|pandas|pd|xarray|xr|arviz|az|pymc|pm|matplotlib|plt|pathlib|typing|collections)\..*"),
     (r"py:class", r"optional|default.*|array-like|callable|iterable|sequence|mapping|path-like|str or .*"),
 ]
 if not API_PAGE:  # without the API page the pages' references to the package's names have no target
     nitpick_ignore_regex.append((r"py:.*", r"rtanalysis(\..*)?"))
+    suppress_warnings.append("toc.excluded")
 
 # MyST: $...$ and $$...$$ math, amsmath environments, tables, definition lists, heading anchors
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True
-suppress_warnings = []
 
 # ---- notebooks: the gallery -------------------------------------------------------------------
 # The notebooks live in notebooks/ (committed without outputs, papermill ``parameters`` cell with
