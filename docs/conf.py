@@ -44,7 +44,8 @@ extensions = [
     "numpydoc",
 ]
 
-source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+# .rst first: autosummary writes its stubs (docs/generated/, reStructuredText) with the first suffix
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
 API_PAGE = os.environ.get("RTANALYSIS_DOCS_API", "1") != "0"
@@ -182,7 +183,8 @@ exclude_patterns.append("_generated/*")
 
 # ---- API reference ------------------------------------------------------------------------------
 autosummary_generate = API_PAGE  # generated/ stubs (gitignored)
-autosummary_imported_members = True
+autosummary_imported_members = True  # packages re-export their public names from submodules
+autosummary_ignore_module_all = False  # where a module has __all__, document exactly those names
 autodoc_typehints = "none"  # numpydoc renders the signature; types are in the docstrings
 autodoc_default_options = {"members": True, "show-inheritance": False}
 numpydoc_show_class_members = False
