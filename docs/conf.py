@@ -62,7 +62,7 @@ nitpick_ignore_regex = [
 ]
 if not API_PAGE:  # without the API page the pages' references to the package's names have no target
     nitpick_ignore_regex.append((r"py:.*", r"rtanalysis(\..*)?"))
-    suppress_warnings.append("toc.excluded")
+    suppress_warnings += ["toc.excluded", "toc.not_readable"]
 
 # MyST: $...$ and $$...$$ math, amsmath environments, tables, definition lists, heading anchors
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
