@@ -10,7 +10,7 @@ export MPLBACKEND ?= Agg
 # seed-determined results must not depend on BLAS thread scheduling
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: install report test test-fast bench lock clean
+.PHONY: install report test test-fast bench lock clean docs docs-install docs-linkcheck
 
 LOCK := requirements.lock
 
@@ -45,5 +45,31 @@ lock: install
 	$(PY) -m uv pip compile pyproject.toml --extra test --extra notebooks --extra inspect --python-version 3.12 \
 		--annotation-style line --custom-compile-command "make lock" $(UPGRADE) -o $(LOCK)
 
+# The documentation site: docs/_build/html/index.html. Warnings are errors (-W), and so is every
+# internal reference that does not resolve (-n). The gallery's notebooks are executed with the
+# package's defaults and their outputs cached (docs/_build/.jupyter_cache): a rebuild re-executes only
+# a notebook whose code changed. Switches (docs/conf.py): RTANALYSIS_DOCS_EXECUTE=off|cache|force,
+# RTANALYSIS_DOCS_API=0 (leave the API reference out), RTANALYSIS_DOCS_DRAWS/_CHAINS.
+DOCS_STAMP := $(VENV)/.docs-installed
+# TEMPORARY, until the renamed API (rtanalysis.io, rtanalysis.reporting, ModelSpec, ...) is merged:
+# docs/api.md documents the new names, which this tree does not have yet, so the API page is left
+# out. Remove this line after the merge (the default is 1: the page is built).
+export RTANALYSIS_DOCS_API ?= 0
+SPHINXOPTS ?=
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -c requirements.lock -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+docs-install: $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -W --keep-going -n -b html $(SPHINXOPTS) docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
+# internal links only: CI reaches no site but the package registries, so conf.py ignores http(s) URLs
+docs-linkcheck: $(DOCS_STAMP)
+	RTANALYSIS_DOCS_EXECUTE=off $(PY) -m sphinx -W --keep-going -n -b linkcheck $(SPHINXOPTS) docs docs/_build/linkcheck
+
 clean:
-	rm -rf $(VENV) .cache reports
+	rm -rf $(VENV) .cache reports docs/_build docs/_generated docs/generated docs/gallery/*.ipynb
