@@ -51,10 +51,6 @@ lock: install
 # a notebook whose code changed. Switches (docs/conf.py): RTANALYSIS_DOCS_EXECUTE=off|cache|force,
 # RTANALYSIS_DOCS_API=0 (leave the API reference out), RTANALYSIS_DOCS_DRAWS/_CHAINS.
 DOCS_STAMP := $(VENV)/.docs-installed
-# TEMPORARY, until the renamed API (rtanalysis.io, rtanalysis.reporting, ModelSpec, ...) is merged:
-# docs/api.md documents the new names, which this tree does not have yet, so the API page is left
-# out. Remove this line after the merge (the default is 1: the page is built).
-export RTANALYSIS_DOCS_API ?= 0
 SPHINXOPTS ?=
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
