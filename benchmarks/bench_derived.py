@@ -36,7 +36,7 @@ def _model_data(args):
 
 
 def _random_draws(d, S: int):
-    from rtanalysis.model.toy import random_param_draws
+    from rtanalysis.model.studies.toy import random_param_draws
 
     return random_param_draws(d, S, np.random.default_rng(0))
 

@@ -5,7 +5,7 @@ at 10^4 and 10^5 episodes, and the CLI on data/example. Prints seconds and ratio
 
 numpyro is compared when the ``bench`` extra is installed (``pip install -e '.[bench]'``).
 The per-row baseline is the same model with the same priors and the same sampler, its likelihood
-written as one term per decision and episode (``fit(..., per_row=True)``); both fits also report how
+written as one term per decision and episode (``fit_for_benchmarks(..., per_row=True)``); both fits also report how
 far apart their decompositions are (the posteriors must agree up to Monte Carlo error).
 """
 
@@ -30,11 +30,11 @@ def timed(f):
 
 
 def fit_time(lr, **kw):
-    from rtanalysis import fit
+    from rtanalysis.model.fit import fit_for_benchmarks
 
     opts = dict(draws=500, chains=2, seed=0, progress=False, tune=None)
     opts.update(kw)
-    return timed(lambda: fit(lr, **opts))
+    return timed(lambda: fit_for_benchmarks(lr, **opts))
 
 
 def tree_size(res) -> float:
@@ -50,7 +50,7 @@ def max_gap(a, b, q="p_success"):
 
 
 def main(argv=None):
-    from rtanalysis.model.toy import toy_load
+    from rtanalysis.model.studies.toy import toy_load
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")

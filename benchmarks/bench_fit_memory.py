@@ -30,8 +30,8 @@ def _run(fits: int, family: str, reload: bool) -> list[dict]:
     from sbc_study import sbc_design
 
     from rtanalysis.model import sampler
-    from rtanalysis.model.fit import fit
-    from rtanalysis.model.sbc import _load, generate, prior_draws, template_from_design
+    from rtanalysis.model import ModelSpec, fit
+    from rtanalysis.model.studies.sbc import _load, generate, prior_draws, template_from_design
 
     t = template_from_design(sbc_design(), seed=0)
     _, p_all = prior_draws(t, fits, 0, family)
@@ -41,7 +41,7 @@ def _run(fits: int, family: str, reload: bool) -> list[dict]:
             sampler._LOADED.clear()  # as before: every fit loads (and links) the functions again
         recs = generate(t, p_all.take([j]), np.random.default_rng([0, j]))
         t0 = time.perf_counter()
-        res = fit(_load(recs), draws=200, chains=2, seed=j, progress=False, tune=None, latency_family=family)
+        res = fit(_load(recs), ModelSpec(family), draws=200, chains=2, seed=j, progress=False, tune=None)
         seconds = time.perf_counter() - t0
         del res
         gc.collect()

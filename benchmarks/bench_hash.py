@@ -69,7 +69,7 @@ def _child(args) -> int:
     import tempfile
 
     from rtanalysis import load
-    from rtanalysis.model.fit import data_hash
+    from rtanalysis.model.inputs import data_hash
     from rtanalysis.simulate import simulate
 
     with tempfile.TemporaryDirectory() as tmp:

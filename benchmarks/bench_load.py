@@ -60,7 +60,7 @@ def _measure(kind: str, path: str) -> dict:
     t0 = time.perf_counter()
     c0 = time.process_time()
     if kind == "load_rtlog":
-        from rtanalysis.load import load_rtlog
+        from rtanalysis.io import load_rtlog
 
         res = load_rtlog(path, progress=False)
         n = len(res.steps)

@@ -35,7 +35,7 @@ def _child(logs: str, way: str) -> dict:
     from rtanalysis.model.data import aggregate
 
     if way == "kept":  # (the package's ``load`` function hides the subpackage of that name from attribute access)
-        importlib.import_module("rtanalysis.load.sink").TRIM_MIN_DECISIONS = float("inf")
+        importlib.import_module("rtanalysis.io.sink").TRIM_MIN_DECISIONS = float("inf")
     out = {}
     _reset_peak()
     t = time.perf_counter()

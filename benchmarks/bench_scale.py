@@ -113,16 +113,16 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     import matplotlib.pyplot as plt
 
     from rtanalysis import plots
-    from rtanalysis.ingest import ingest
+    from rtanalysis.reporting.ingest import ingest
     from rtanalysis.model import fit as fit_model
     from rtanalysis.model.data import aggregate
-    from rtanalysis.report import write_report
+    from rtanalysis.reporting import write_report
     from rtanalysis.scale import aggregate_dataset
     from rtanalysis.scale.dataset import write_dataset
     from rtanalysis.schema import COMMAND_KEY_DTYPE
     from rtanalysis.simulate import simulate
 
-    from rtanalysis.load.memory import map_large_allocations
+    from rtanalysis.io.memory import map_large_allocations
 
     map_large_allocations()  # as the command line does (rtanalysis.cli.main)
     sim = simulate("leaderboard60", seed=0, tasks=tasks, seeds=seeds)

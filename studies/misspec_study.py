@@ -27,7 +27,8 @@ from _common import done_runs, summary_to  # noqa: E402
 
 
 def run(args) -> None:
-    from rtanalysis.model.calibrate import _one_replicate
+    from rtanalysis.model import ModelSpec
+    from rtanalysis.model.studies.calibrate import _one_replicate
     from rtanalysis.simulate.presets import MISSPEC_PRESETS
 
     presets = args.presets or list(MISSPEC_PRESETS)
@@ -40,10 +41,10 @@ def run(args) -> None:
                 if (preset, labelled, r) in done:
                     continue
                 t = time.time()
-                s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {},
-                                         latency_family=args.latency_family, item_latency=args.item_latency,
-                                         clock_effects=args.clock_effects,
-                                         latency_by_correctness=args.latency_by_correctness)
+                spec = ModelSpec.from_parts(args.latency_family, item_latency=args.item_latency,
+                                            clock_effects=args.clock_effects,
+                                            latency_by_correctness=args.latency_by_correctness)
+                s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {}, spec)
                 s.insert(0, "preset", preset)
                 s.insert(1, "labelled", labelled)
                 s["fit_ok"] = bool(diag["ok"])
@@ -131,10 +132,11 @@ def main(argv=None):
     r.add_argument("--presets", nargs="*", default=None)
     r.add_argument("--latency-family", default="normal", choices=("normal", "t", "mixture", "auto"),
                    help="the fit's latency family (auto: chosen by LOO per fit)")
-    r.add_argument("--item-latency", action="store_true", help="fit item time intensities (fit(item_latency=True))")
-    r.add_argument("--clock-effects", action="store_true", help="fit clock effects (fit(clock_effects=True))")
+    r.add_argument("--item-latency", action="store_true",
+                   help="fit item time intensities (ModelSpec structure 'item_latency')")
+    r.add_argument("--clock-effects", action="store_true", help="fit clock effects (structure 'clock_effects')")
     r.add_argument("--latency-by-correctness", action="store_true",
-                   help="fit a latency shift of wrong decisions (fit(latency_by_correctness=True); labelled fits only)")
+                   help="fit a latency shift of wrong decisions (structure 'latency_by_correctness'; labelled fits only)")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
     r.add_argument("--scores", default="studies/results/misspec_scores.csv")
     r.set_defaults(func=run)

@@ -35,19 +35,20 @@ OLD_FAMILIES = {"share_early": "timing_shares", "share_late_or_silent": "timing_
 def one(preset: str, rep: int, draws: int, chains: int, labelled: bool = False,
         item_latency: bool = False, latency_family: str = "normal", clock_effects: bool = False,
         latency_by_correctness: bool = False) -> pd.DataFrame:
-    from rtanalysis import fit
+    from rtanalysis import ModelSpec, fit
     from rtanalysis.simulate import simulate
 
     sim = simulate(preset, seed=rep, labelled=labelled)
-    res = fit(sim.load(), draws=draws, chains=chains, seed=rep, progress=False, tune=None, item_latency=item_latency,
-              latency_family=latency_family, clock_effects=clock_effects, latency_by_correctness=latency_by_correctness)
+    spec = ModelSpec.from_parts(latency_family, item_latency=item_latency, clock_effects=clock_effects,
+                                latency_by_correctness=latency_by_correctness)
+    res = fit(sim.load(), spec, draws=draws, chains=chains, seed=rep, progress=False, tune=None)
     from rtanalysis.model.checks import family_flags
 
     out = family_flags(res.ppc())[["family", "rows", "extreme_rows"]]
     out.insert(0, "preset", preset)
     out.insert(1, "rep", rep)
     out["fit_ok"] = bool(res.diagnostics["ok"])
-    out["latency_family"] = res.latency_family  # the one fitted (``auto`` chooses per fit)
+    out["latency_family"] = res.spec.latency_family  # the one fitted (``auto`` chooses per fit)
     return out
 
 

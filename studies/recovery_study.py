@@ -41,7 +41,7 @@ def compare(old_csv: str, new_csv: str) -> pd.DataFrame:
 
 
 def main(argv=None):
-    from rtanalysis.model.calibrate import calibrate
+    from rtanalysis.model.studies.calibrate import calibrate
 
     if argv is None and len(sys.argv) == 4 and sys.argv[1] == "--compare":
         compare(sys.argv[2], sys.argv[3])

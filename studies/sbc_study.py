@@ -1,4 +1,4 @@
-"""Simulation-based calibration study (``rtanalysis.model.sbc``): prior draws on a small design
+"""Simulation-based calibration study (``rtanalysis.model.studies.sbc``): prior draws on a small design
 (2 models × 2 task types, paused + wall, 4 tasks × 3 seeds = 12 episodes per cell), data generated
 from the model, one fit per draw (2 chains × 200 draws, thinned to 100), ranks of the main
 parameters and of p_timely / share_timing / p_capable of every timed row.
@@ -34,7 +34,7 @@ def sbc_design():
 
 
 def run(args) -> None:
-    from rtanalysis.model.sbc import one_sbc, prior_draws, template_from_design
+    from rtanalysis.model.studies.sbc import one_sbc, prior_draws, template_from_design
 
     t = template_from_design(sbc_design(), seed=args.seed, clock_effects=args.clock_effects,
                              item_latency=args.item_latency)
@@ -80,7 +80,7 @@ def plot(ranks: pd.DataFrame, path: str, label: str = "") -> None:
 
 
 def summary(args) -> pd.DataFrame:
-    from rtanalysis.model.sbc import rank_uniformity
+    from rtanalysis.model.studies.sbc import rank_uniformity
 
     ranks = pd.read_csv(args.ranks)
     u = rank_uniformity(ranks, bins=10)

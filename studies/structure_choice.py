@@ -1,4 +1,4 @@
-"""How often PSIS-LOO (``fit(structure="auto")``, :mod:`rtanalysis.model.structures`) picks the
+"""How often PSIS-LOO (``fit(structure="auto")``, :mod:`rtanalysis.model.choice`) picks the
 structure that generated the data: every misspecification preset (3 models × 2 task types, 60
 episodes per cell), labelled and unlabelled, several replicates. ``difficulty_latency`` (hard items
 are slow) is generated with item time intensities, ``clock_adaptive`` (the agent thinks less under the
@@ -37,7 +37,7 @@ def generated(preset: str, labelled: bool) -> str:
 
 
 def run(args) -> None:
-    from rtanalysis.model.calibrate import score_fit
+    from rtanalysis.model.studies.calibrate import score_fit
     from rtanalysis.model.fit import compare_structures
     from rtanalysis.simulate import simulate
     from rtanalysis.simulate.presets import MISSPEC_PRESETS
@@ -51,8 +51,8 @@ def run(args) -> None:
                     continue
                 t = time.time()
                 sim = simulate(preset, seed=args.seed + r, labelled=labelled)
-                table, fits = compare_structures(sim.load(), progress=False, draws=args.draws, chains=args.chains,
-                                                 seed=args.seed + r, tune=args.tune, ci_prob=0.9)
+                table, fits = compare_structures(sim.load(), "normal", progress=False, draws=args.draws,
+                                                 chains=args.chains, seed=args.seed + r, tune=args.tune, ci_prob=0.9)
                 # the chosen fit's 90 % interval coverage and MAE of the decomposition (what structure="auto" reports)
                 chosen_fit = fits[table.loc[table["chosen"], "structure"].iloc[0]]
                 scores = score_fit(chosen_fit.decomposition(), sim.truth)

@@ -96,7 +96,7 @@ def _flag_share(rng, n_fits, rows, rate):
 def test_family_flag_holds_its_false_flag_rate_and_catches_real_excess(rows):
     """Under the nominal 5 % of extreme cells a family is flagged in at most ~5 % of fits (any-row
     would flag 26 %, 71 %, 99.9 % of them at 6, 24, 144 cells); at 30 % extreme cells (what a
-    heavy tail gives, benchmarks/ppc_detection.py) in nearly all."""
+    heavy tail gives, studies/ppc_detection.py) in nearly all."""
     rng = np.random.default_rng(rows)
     null = _flag_share(rng, 4000, rows, 0.05)
     assert null <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 4000), null

@@ -149,7 +149,7 @@ def test_order_statistic_likelihood_estimates_the_scale_as_the_full_likelihood_d
     """The maximum of the kept order statistics' likelihood estimates σ of standard-normal samples as the
     full data's maximum-likelihood σ does, on average over 150 samples (within 0.03; both are biased
     low at n = 8, by the same amount). Bin counts between each cell's own quantiles, the earlier
-    pseudo-likelihood, gave 1.13 at n = 8 with NumPy's linear edges (``benchmarks/binned_scale_bias.py``)."""
+    pseudo-likelihood, gave 1.13 at n = 8 with NumPy's linear edges (the changelog, 0.3.0: binned_scale_bias)."""
     from scipy import optimize, stats
 
     from rtanalysis.model.data import bin_edges, order_statistic_layout

@@ -83,7 +83,7 @@ def test_recovery_on_the_simulator_mixed_design(simulated_mixed):
     cell, unlabelled): truth inside the 99 % interval in ≥ 90 % of cells, pooled over three replicates.
     One replicate's 30 cells share its fit and miss together: seed 11 alone sits at 0.90 for three
     quantities, the lowest of seeds 11–26, whose mean is 0.983–0.992
-    (benchmarks/results/mixed_test_design_coverage.txt); three replicates test the calibration
+    (the changelog: mixed_test_design_coverage); three replicates test the calibration
     rather than one draw's luck."""
     fits = [simulated_mixed] + [_mixed_fit(seed) for seed in (12, 13)]
     s = pd.concat([score_fit(res.decomposition(ci_prob=0.99), sim.truth) for sim, res in fits])
