@@ -32,6 +32,48 @@ def good_episode():
     return copy.deepcopy(GOOD_EPISODE)
 
 
+#: the test now running, set before its fixtures (so a module- or session-scoped fixture that samples
+#: is charged to the first test that needs it)
+_RUNNING: dict = {"slow": True, "nodeid": None}
+
+
+def pytest_runtest_setup(item):
+    _RUNNING["slow"] = item.get_closest_marker("slow") is not None
+    _RUNNING["nodeid"] = item.nodeid
+
+
+def pytest_runtest_teardown(item):
+    _RUNNING["slow"] = True  # between tests (session teardown, collection) nothing is charged
+
+
+def _sampling_needs_the_slow_marker() -> None:
+    """Every test that samples a posterior carries the ``slow`` marker, so that ``make test-fast``
+    (``-m "not slow"``) samples nothing: the package's two ways into a sampler, ``sample_chains``
+    (nutpie) and ``sample_model`` (any sampler), are wrapped to fail a test without the marker
+    (the real function runs for every other test)."""
+    import functools
+    import importlib
+
+    def guard(fn):
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            if not _RUNNING["slow"]:
+                raise AssertionError(f"{_RUNNING['nodeid']} samples ({fn.__name__}) without the `slow` marker: "
+                                     "mark it @pytest.mark.slow, or use a shared fit (tests/fits.py)")
+            return fn(*args, **kwargs)
+
+        return guarded
+
+    sampler = importlib.import_module("rtanalysis.model.sampler")
+    sampler.sample_chains = guard(sampler.sample_chains)
+    for name in ("rtanalysis.model.sampler", "rtanalysis.model.fit", "rtanalysis.model.compare"):
+        module = importlib.import_module(name)
+        module.sample_model = guard(sampler.sample_model if name.endswith("sampler") else module.sample_model)
+
+
+_sampling_needs_the_slow_marker()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Slow (sampling, compiling) tests first, the rest in their order: with two xdist workers the long

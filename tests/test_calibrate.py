@@ -126,6 +126,7 @@ def _correctness_rows(preset, seed):
     return _conditional_rows(preset, seed)
 
 
+@pytest.mark.slow
 def test_latency_by_correctness_flags_entangled_latency_and_not_independent():
     """Labelled decisions: where hard items also slow the agent, correct decisions are faster than
     wrong ones and the check's family is flagged; where latency is independent of correctness (the
@@ -140,6 +141,7 @@ def test_latency_by_correctness_flags_entangled_latency_and_not_independent():
     assert not family_flags(null.assign(kind="posterior")).loc[0, "flagged"]
 
 
+@pytest.mark.slow
 def test_item_latency_check_flags_slow_hard_items_without_labels():
     """Unlabelled logs: where hard items also slow the agent, slower items succeed less often (among
     episodes that missed nothing) and the latency-by-item family is flagged; on the well-specified
@@ -166,6 +168,7 @@ def _within_item_rows(preset, seed):
     return checks[checks["check"] == "latency_success_within_items"], res
 
 
+@pytest.mark.slow
 def test_within_item_latency_success_check_flags_speed_accuracy_without_labels():
     """Unlabelled logs: where thinking longer helps (``speed_accuracy``), the episodes of an item that
     took longer succeed more often among those that missed nothing, so the covariance is positive in
@@ -180,6 +183,7 @@ def test_within_item_latency_success_check_flags_speed_accuracy_without_labels()
     assert not family_flags(null.assign(kind="posterior")).loc[0, "flagged"]
 
 
+@pytest.mark.slow
 def test_within_item_latency_success_check_matches_a_per_episode_replicate():
     """One cell's row against the statistic computed from the frames with pandas and against per-episode
     Bernoulli replicates: the same observed covariance (each episode's P(capable) from the fit), and the

@@ -119,6 +119,7 @@ def _cell_log_likelihood(x, family_name, mu, sigma, **shape):
         return float(pt.sum(terms * weights).eval())
 
 
+@pytest.mark.slow
 def test_latency_likelihood_is_that_of_the_kept_order_statistics():
     """Student-t log-latency: with ≤ 5 decisions every one is kept and the likelihood is Σ log f(x_i);
     with 60 it is the joint density of the kept order statistics, written out here (up to its

@@ -17,6 +17,7 @@ def sim():
     return simulate("difficulty_latency", seed=4, tasks=3, seeds=2, labelled=True)
 
 
+@pytest.mark.slow
 def test_item_time_intensity_likelihood_equals_per_decision_lognormal(sim):
     """At a random parameter point: the latency potentials (cell sufficient statistics plus the item
     correction) equal Σ log N(log L | μ_mk + τ_i, σ_mk) over the acted decisions, the silence hurdle

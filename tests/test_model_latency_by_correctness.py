@@ -107,6 +107,7 @@ def test_latency_by_correctness_recovers_the_speed_accuracy_preset():
     assert float(res.idata["posterior"]["wrong_lat"].mean(("chain", "draw")).max()) < 0
 
 
+@pytest.mark.slow
 def test_a_fit_with_it_is_written_and_read_back(tmp_path):
     """``to_dir`` records the option and ``from_dir`` aggregates the wrong decisions' sums again: the
     same decomposition and checks from the saved fit as from the fitted one."""
@@ -125,6 +126,7 @@ def test_a_fit_with_it_is_written_and_read_back(tmp_path):
     np.testing.assert_allclose(back.ppc()["p_value"].to_numpy(), checks["p_value"].to_numpy())
 
 
+@pytest.mark.slow
 def test_timing_uses_the_correct_decisions_and_shares_mix_in_the_wrong_ones():
     """The derived quantities at given draws: a capable episode's timing (p_timely, share_timing, the
     λ counterfactual) does not depend on the wrong decisions' shift δ; the decision-level shares do, and

@@ -33,6 +33,7 @@ def sim():
     return simulate("bimodal", seed=4, tasks=3, seeds=2, labelled=False)
 
 
+@pytest.mark.slow
 def test_mixture_binned_likelihood_equals_the_bin_probabilities(sim):
     """At a random parameter point: the latency potential equals Σ count · log P(between edges) + Σ weight ·
     log f(edge), the likelihood of each cell's kept order statistics, with F = (1 − w)·Φ((e − μ + wδs)/s)

@@ -18,6 +18,7 @@ def compiled():
     return compile_model_c(model)
 
 
+@pytest.mark.slow
 def test_parallel_equals_sequential_and_chains_depend_on_seed_and_index_only(compiled):
     par = sample_chains(compiled, draws=50, tune=50, chains=3, seed=7, cores=2)
     seq = sample_chains(compiled, draws=50, tune=50, chains=3, seed=7, cores=1)

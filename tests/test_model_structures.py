@@ -32,6 +32,7 @@ def _point_draws(model, seed: int) -> xr.Dataset:
                        for v, x in zip(named, fn(point))})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("labelled", [True, False])
 def test_outcome_terms_add_up_to_the_models_potentials(labelled):
     """At random parameter points of the model with item time intensities and clock effects (every
@@ -63,6 +64,7 @@ def test_outcome_terms_add_up_to_the_models_potentials(labelled):
                                    np.log(a) - np.log1p(-a) + per_type["fatal"] - per_type["graded"], rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clock_effects", [True, False])
 def test_latency_terms_add_up_to_the_models_latency_potentials(clock_effects):
     """The timed decisions' log-latency terms, with item time intensities, summed at random points
@@ -103,6 +105,7 @@ def _half_unlabelled(steps: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return steps.assign(correct_at_obs=steps["correct_at_obs"].astype(object).where(~drop, None))
 
 
+@pytest.mark.slow
 def test_latency_by_correctness_terms_add_up_to_the_models_latency_potentials():
     """With latency by correctness, on data with correct, wrong and unlabelled decisions: the timed
     decisions' terms log N(x | μ + δ_mk·w, σ) summed at random points equal the model's ``latency_obs`` +
@@ -136,6 +139,7 @@ def test_latency_by_correctness_terms_add_up_to_the_models_latency_potentials():
         np.testing.assert_allclose(terms, potentials, rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["normal", "t", "by_correctness"])
 def test_silent_terms_add_up_to_the_models_silence_hurdle(family):
     """At random points (with item time intensities where the family allows them): Σ over silent

@@ -16,6 +16,7 @@ from tests.report_fixtures import check_figure_files, fit_frames, paused_leaderb
 
 # the example-sized set (≤ 12 models: line figures) is drawn by test_report's demo (observed
 # figures) and real-fit tests (model figures), which check their files the same way
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["leaderboard60"])
 def test_every_figure_is_written_as_pdf_and_png(preset, tmp_path):
     sim, load = simulated(preset)

@@ -79,6 +79,7 @@ def test_cli_ingest_dataset_layout_and_fit_input(tmp_path, capsys):
     assert sorted(lr.episodes["model"].unique()) == ["b", "org/m a"] and len(lr.steps) == 8
 
 
+@pytest.mark.slow
 def test_report_reads_a_dataset_directory(tmp_path):
     logs = _logs(tmp_path, "long_horizon", tasks=2, seeds=1)
     assert main(["ingest", *logs, "--out", str(tmp_path / "ds"), "--dataset"]) == 0

@@ -25,6 +25,7 @@ def test_free(i):
 '''
 
 
+@pytest.mark.slow
 def test_a_group_runs_on_one_worker(tmp_path):
     (tmp_path / "test_toy.py").write_text(TOY)
     # the suite's own hook, as its conftest.py gives it to every test module
