@@ -31,6 +31,7 @@ def test_rank_uniformity_accepts_uniform_and_rejects_biased_ranks():
     assert (b["p_adjusted"] >= b["p_value"]).all()
 
 
+@pytest.mark.slow
 def test_generator_follows_the_models_rules():
     t = template_from_design(_tiny(tasks=4, seeds=3), seed=1)
     _, p = prior_draws(t, 3, seed=1)
@@ -89,6 +90,7 @@ def _fixed_draw(t, latency_family: str, **shape):
     return p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("latency_family, shape", [("t", {"nu": 1.0}),
                                                    ("mixture", {"mode_share": 0.5, "mode_shift": 6.0})])
 def test_generator_draws_the_fitted_familys_latencies(latency_family, shape):
@@ -105,6 +107,7 @@ def test_generator_draws_the_fitted_familys_latencies(latency_family, shape):
     assert stats.kstest(x, lambda v: stats.norm.cdf(v, 0.0, 0.5)).pvalue < 1e-3
 
 
+@pytest.mark.slow
 def test_generator_moves_timed_capability_by_the_clock_effect():
     """With κ_m = −6 a timed episode is capable with P = expit(3 − 6) ≈ 0.05, a paused one with expit(3) ≈
     0.95; without clock effects the two clocks agree."""
@@ -121,6 +124,7 @@ def test_generator_moves_timed_capability_by_the_clock_effect():
     assert rates[False]["wall"] > 0.85, rates[False]
 
 
+@pytest.mark.slow
 def test_generator_shifts_an_items_latency_by_its_time_intensity():
     """With τ = +1.5 for one item and 0 for the others, that item's paused log-latencies sit 1.5 above
     the rest (σ 0.5: the means' SE is below 0.1)."""
