@@ -10,7 +10,7 @@ Adapters for other harnesses turn their files into rtlog episode dicts and feed 
 One package, four parts: :mod:`.validation` (the reference validator, which explains rejections),
 :mod:`.sink` (the columnar fast path and the tidy tables), :mod:`.decisions` (each decision's
 timing and outcome, each episode's failure type) and :mod:`.files` (finding and reading files);
-:mod:`.result` holds :class:`LoadResult`.
+:mod:`.result` holds :class:`~rtanalysis.LoadResult`.
 """
 
 from ..errors import RecordError

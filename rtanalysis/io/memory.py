@@ -1,7 +1,7 @@
 """Handing freed heap memory back to the operating system after a large load.
 
 Loading builds millions of short-lived Python objects (decoded records, their strings, the rows the
-sink keeps until :meth:`EpisodeSink.finish`). Freed, their memory stays in glibc's heap, mostly in
+sink keeps until :meth:`EpisodeSink.finish <rtanalysis.io.EpisodeSink.finish>`). Freed, their memory stays in glibc's heap, mostly in
 pieces too small for the large arrays the later stages allocate (those come from fresh mappings), so
 the process keeps it as resident memory for its whole life: 334 MiB after loading 10^6 episodes,
 with peaks ~250 MiB higher in the stages after it (``benchmarks/bench_load_memory.py``, the two ways

@@ -7,7 +7,7 @@ with respect to log2 α: ``arviz_stats.psense``, with its threshold (0.05) and d
 (``psense_summary``).
 
 The likelihood is written as ``pm.Potential`` terms on aggregated tables (:mod:`.build`), so the
-sampler has no pointwise log-likelihood (:mod:`.structures` recomputes one for the outcomes and the
+sampler has no pointwise log-likelihood (:mod:`~rtanalysis.model.choice` recomputes one for the outcomes and the
 timed latencies, not the silences): the per-draw *sum* of the potentials is the log-likelihood. That is
 enough here, since power-scaling perturbs the likelihood as a whole (one weight per draw); it rules
 out only the per-observation selections ``priorsense`` offers. Where the sampler recorded its own

@@ -1,4 +1,4 @@
-"""The written report: :mod:`.pipeline` (ingest → metrics → fit → :func:`write_report`),
+"""The written report: :mod:`.pipeline` (ingest → metrics → fit → :func:`~rtanalysis.reporting.pipeline.write_report`),
 :mod:`.document` (what the report says, as blocks), :mod:`.content` (sentences, captions, the
 power note), :mod:`.template` (Markdown and the jinja2 HTML page) and :mod:`.cli` (the
 ``report`` and ``demo`` commands)."""

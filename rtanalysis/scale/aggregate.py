@@ -27,7 +27,7 @@ AGGREGATE_MEMORY_LIMIT = "256MB"
 
 def aggregate_dataset(root, memory_limit: str = AGGREGATE_MEMORY_LIMIT, threads: int | None = None,
                       temp_dir=None):
-    """:class:`ModelData` of the dataset at ``root`` (see :mod:`rtanalysis.scale.dataset`).
+    """:class:`~rtanalysis.model.data.ModelData` of the dataset at ``root`` (see :mod:`rtanalysis.scale.dataset`).
 
     ``memory_limit``: DuckDB's (it spills beyond it, to ``temp_dir`` or its default); ``threads``:
     DuckDB's worker threads (default: all cores). Raises ``ValueError`` on unusable input."""

@@ -48,6 +48,7 @@ def _leaderboard_roster(n: int = 60, seed: int = 60) -> tuple[ModelSpec, ...]:
                            silence=round(float(silence[i]), 3), coverage=float(coverage[i])) for i in range(n))
 
 
+#: the named designs :func:`~rtanalysis.simulate.simulate` accepts as ``design``
 PRESETS: dict[str, Design] = {
     "high_frequency": Design(
         "high_frequency", ROSTER[:4],
