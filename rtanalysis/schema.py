@@ -84,8 +84,9 @@ COMMAND_KEY_DTYPE = "category"
 
 
 def with_key_dtype(columns: dict[str, str], key_dtype: str) -> dict[str, str]:
-    """The contract ``columns`` (:data:`~rtanalysis.schema.EPISODE_COLUMNS` or :data:`~rtanalysis.schema.STEP_COLUMNS`) with its key
-    columns stored as ``key_dtype``: ``"str"`` (the default) or ``"category"``."""
+    """The contract ``columns`` (:data:`~rtanalysis.schema.EPISODE_COLUMNS` or
+    :data:`~rtanalysis.schema.STEP_COLUMNS`) with its key columns stored as ``key_dtype``: ``"str"`` (the
+    default) or ``"category"``."""
     if key_dtype not in KEY_DTYPES:
         raise ValueError(f"key_dtype must be one of {', '.join(KEY_DTYPES)}, not {key_dtype!r}")
     if key_dtype == "str":

@@ -9,7 +9,8 @@ the rtlog loader. Usage::
     res = rtanalysis.load(["a.jsonl", "slots.csv"])              # formats detected, one result
     res = rtanalysis.load(df, format="table", mapping={...})     # any table
 
-:data:`~rtanalysis.adapters.FORMATS` is the registry: name → reader, detector and the options the reader takes.
+:data:`~rtanalysis.adapters.FORMATS` is the registry: name → reader, detector and the options the reader
+takes.
 """
 
 from __future__ import annotations
@@ -134,11 +135,11 @@ def load(paths, format: str = "auto", key_dtype: str = "str", _sink: EpisodeSink
 
     ``paths``: a path, a list of paths (formats may be mixed; everything shares one sink, so the
     result holds them all), or a DataFrame (with ``format='table'``). ``format``: ``"auto"``
-    (detected per path) or a name in :data:`~rtanalysis.adapters.FORMATS`. ``options`` go to the readers that take them
-    (``model``, ``success_rule``, ``mapping``, ...); an option no reader in the call takes is an error.
-    ``key_dtype``: ``"str"`` (the default) or ``"category"``: the text keys repeated over rows (run,
-    episode, model, task, type, clock, unit, outcome; :data:`rtanalysis.schema.STEP_KEY_COLUMNS`) as
-    pandas categoricals, about 2.5× less memory for the steps table (what the command line uses).
+    (detected per path) or a name in :data:`~rtanalysis.adapters.FORMATS`. ``options`` go to the readers that
+    take them (``model``, ``success_rule``, ``mapping``, ...); an option no reader in the call takes is an
+    error. ``key_dtype``: ``"str"`` (the default) or ``"category"``: the text keys repeated over rows (run,
+    episode, model, task, type, clock, unit, outcome; :data:`rtanalysis.schema.STEP_KEY_COLUMNS`) as pandas
+    categoricals, about 2.5× less memory for the steps table (what the command line uses).
     """
     if format != "auto" and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; known formats: {known_formats()}")

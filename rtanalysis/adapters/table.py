@@ -4,9 +4,9 @@
 "success": "solved", "latency": "rt_s"}``. Two shapes:
 
 * **episode rows** (no step field mapped): one row = one episode;
-* **step rows** (any of :data:`~rtanalysis.adapters.table.STEP_FIELDS` mapped): one row = one decision, grouped into episodes by
-  ``(run_id, episode_id)`` in order of first appearance and sorted by ``t_obs``; episode fields must
-  not vary within an episode.
+* **step rows** (any of :data:`~rtanalysis.adapters.table.STEP_FIELDS` mapped): one row = one decision,
+  grouped into episodes by ``(run_id, episode_id)`` in order of first appearance and sorted by ``t_obs``;
+  episode fields must not vary within an episode.
 
 ``conditions`` (and ``meta``) in ``mapping`` are a list of columns, or ``{key: column}``. Fields the
 table lacks can be given as ``constants`` (``{"clock": "wall", "model": "m1"}``). When ``success`` is

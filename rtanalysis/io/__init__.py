@@ -1,6 +1,6 @@
 """Load rtlog v1 trajectory logs into tidy ``episodes`` and ``steps`` frames.
 
-Every rule of the format (docs/rtlog-v1.md) is checked here. A record that breaks one is
+Every rule of the format (docs/reference/rtlog-v1.md) is checked here. A record that breaks one is
 quarantined with its file, line, field and reason; nothing is dropped or repaired, and the counts
 reconcile: ``n_read = n_accepted + n_quarantined``, in total and per file.
 

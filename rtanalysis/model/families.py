@@ -2,10 +2,10 @@
 
 Every family has a location μ and a scale σ per (time unit, model, task type) cell
 (:func:`.build.latency_params`) plus a few shape parameters of its own (its ``params``, each a prior
-in :data:`~rtanalysis.model.priors.PRIORS`, one value or one per model). What the rest of the package needs from a
-family is its CDF, survival function and density, in PyTensor for the likelihood (order statistics of
-latency, censored silences) and in numpy for the derived quantities and the predictive checks, and its quantile
-function for the replicates; they live here, so a new family is one entry, not a branch in each
+in :data:`~rtanalysis.model.priors.PRIORS`, one value or one per model). What the rest of the package needs
+from a family is its CDF, survival function and density, in PyTensor for the likelihood (order statistics of
+latency, censored silences) and in numpy for the derived quantities and the predictive checks, and its
+quantile function for the replicates; they live here, so a new family is one entry, not a branch in each
 layer.
 
 * ``normal``: log-normal latency; the only family whose likelihood is written on sufficient

@@ -1,6 +1,6 @@
-"""The result of :func:`~rtanalysis.model.fit.fit`: :class:`FitResult`, the posterior with the data it saw, its
-diagnostics, and every derived table (decomposition, counterfactuals, checks, LOO), written to and
-read back from a folder (:meth:`FitResult.to_dir`, :meth:`FitResult.from_dir`)."""
+"""The result of :func:`~rtanalysis.model.fit.fit`: :class:`FitResult`, the posterior with the data it saw,
+its diagnostics, and every derived table (decomposition, counterfactuals, checks, LOO), written to and read
+back from a folder (:meth:`FitResult.to_dir`, :meth:`FitResult.from_dir`)."""
 
 from __future__ import annotations
 
@@ -243,7 +243,8 @@ class FitResult:
 
     def structure_loo(self) -> pd.DataFrame | None:
         """The structures compared by PSIS-LOO on the episodes' outcomes and the timed decisions'
-        latencies (``fit(structure="auto")``; :func:`~rtanalysis.model.choice.structure_table`), if computed."""
+        latencies (``fit(structure="auto")``; :func:`~rtanalysis.model.choice.structure_table`), if
+        computed."""
         return None if self._structure_loo is None else self._structure_loo.copy()
 
     def silent_loo(self) -> pd.DataFrame:

@@ -197,9 +197,10 @@ def _cells(design: Design, ep: dict) -> list[tuple[int, int, int, np.ndarray]]:
 def mc_truth(design: Design, spec: Misspec, arrays: dict, reps: int = 400, seed: int = 0,
              lambdas=LAMBDAS) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(truth, counterfactual truth, per-episode probabilities) by Monte Carlo over ``reps`` re-runs
-    of every episode on its realised environment. ``truth`` has :data:`~rtanalysis.simulate.engine.TRUTH_COLUMNS`;
-    the counterfactual frame has :data:`~rtanalysis.simulate.misspec.COUNTERFACTUAL_TRUTH_COLUMNS` (scenario ``scale`` at λ = 1
-    and ``lambdas``, ``as:<model>`` for every other model)."""
+    of every episode on its realised environment. ``truth`` has
+    :data:`~rtanalysis.simulate.engine.TRUTH_COLUMNS`; the counterfactual frame has
+    :data:`~rtanalysis.simulate.misspec.COUNTERFACTUAL_TRUTH_COLUMNS` (scenario ``scale`` at λ = 1 and
+    ``lambdas``, ``as:<model>`` for every other model)."""
     ctx = _Context.of(design, spec, arrays)
     S = _mc_sums(ctx, reps, seed, lambdas)
     ep, dec = ctx.ep, ctx.dec
@@ -268,8 +269,8 @@ def simulate_misspec_arrays(design: Design, spec: Misspec, seed: int, reps: int 
 
 
 def counterfactual_truth(sim, reps: int = 400, lambdas=LAMBDAS) -> pd.DataFrame:
-    """p_success at λ = 1, ``lambdas`` and ``as:<model>`` of any :class:`~rtanalysis.simulate.Simulation` (a misspecified
-    one returns its own; a well-specified one is re-run by Monte Carlo with ``kind="none"``)."""
+    """p_success at λ = 1, ``lambdas`` and ``as:<model>`` of any :class:`~rtanalysis.simulate.Simulation` (a
+    misspecified one returns its own; a well-specified one is re-run by Monte Carlo with ``kind="none"``)."""
     own = getattr(sim, "counterfactual_truth", None)
     if own is not None:
         return own

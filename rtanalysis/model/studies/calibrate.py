@@ -73,8 +73,9 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
     """Coverage of the ``ci_prob`` interval and mean absolute error per quantity over ``reps`` replicates
     (seeds ``seed``, ``seed+1``, ...). Returns a tidy frame: quantity, coverage, mae, n_cells, reps, the
     share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences.
-    Quantities: :data:`~rtanalysis.model.studies.calibrate.CHECKED` and, with ``counterfactuals``, :data:`~rtanalysis.model.studies.calibrate.CF_QUANTITIES`.
-    ``return_scores``: also return the per-row scores (a second frame)."""
+    Quantities: :data:`~rtanalysis.model.studies.calibrate.CHECKED` and, with ``counterfactuals``,
+    :data:`~rtanalysis.model.studies.calibrate.CF_QUANTITIES`. ``return_scores``: also return the per-row
+    scores (a second frame)."""
     from ...simulate import PRESETS
     from ...simulate.presets import MISSPEC_PRESETS
 
