@@ -197,7 +197,9 @@ templates_path = ["_templates"]
 # a duplicate-object warning)
 autosummary_context = {"documented_as": {"rtanalysis.io.LoadResult": "rtanalysis.LoadResult"}}
 autodoc_typehints = "none"  # numpydoc renders the signature; types are in the docstrings
-autodoc_default_options = {"members": True, "show-inheritance": False}
+# a class's page documents its methods; no "Bases:" line (leave "show-inheritance" out: autodoc reads any
+# value given to a flag option, False included, as the flag set)
+autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()
