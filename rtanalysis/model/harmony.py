@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: the columns of the harmony table: per model × timed clock, each harmony's mean and interval
 HARMONY_COLUMNS = ["model", "clock", "n_task_types", "harmony_capable", "harmony_capable_lo", "harmony_capable_hi",
                    "harmony_timely", "harmony_timely_lo", "harmony_timely_hi"]
 
