@@ -52,6 +52,7 @@ API_PAGE = os.environ.get("RTANALYSIS_DOCS_API", "1") != "0"
 if not API_PAGE:
     exclude_patterns.append("api.md")
     exclude_patterns.append("generated/**")
+    exclude_patterns.append("api/**")  # module pages written by hand (api.md links them)
 
 # every cross-reference must resolve (-n with -W fails the build on a broken internal link)
 nitpicky = True
@@ -183,10 +184,22 @@ exclude_patterns.append("_generated/*")
 
 # ---- API reference ------------------------------------------------------------------------------
 autosummary_generate = API_PAGE  # generated/ stubs (gitignored)
-autosummary_imported_members = True  # packages re-export their public names from submodules
-autosummary_ignore_module_all = False  # where a module has __all__, document exactly those names
+# a module's page lists the names it defines, not what it imports (dataclass, Path, ...); a package
+# that re-exports its public names from submodules lists them in __all__, and where a module has
+# __all__ its page documents exactly those names
+autosummary_imported_members = False
+autosummary_ignore_module_all = False
+# class pages (docs/_templates/autosummary/class.rst): the class docstring (its fields are in its
+# Parameters/Attributes sections) and the methods, without a table of the dataclass fields
+templates_path = ["_templates"]
+# a class that a package re-exports and the top level documents too: the package's page links to the
+# top-level entry instead of describing the class a second time (two descriptions of one class are
+# a duplicate-object warning)
+autosummary_context = {"documented_as": {"rtanalysis.io.LoadResult": "rtanalysis.LoadResult"}}
 autodoc_typehints = "none"  # numpydoc renders the signature; types are in the docstrings
-autodoc_default_options = {"members": True, "show-inheritance": False}
+# a class's page documents its methods; no "Bases:" line (leave "show-inheritance" out: autodoc reads any
+# value given to a flag option, False included, as the flag set)
+autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()

@@ -19,6 +19,7 @@ EPISODE_KEYS = ("run_id", "episode_id")
 #: episode columns copied onto every step row
 STEP_EPISODE_KEYS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "seed")
 
+#: the episodes table's columns and their dtypes
 EPISODE_COLUMNS: dict[str, str] = {
     "run_id": "str",
     "episode_id": "str",
@@ -38,6 +39,7 @@ EPISODE_COLUMNS: dict[str, str] = {
     "source_line": "int64",
 }
 
+#: the steps table's columns and their dtypes
 STEP_COLUMNS: dict[str, str] = {
     "run_id": "str",
     "episode_id": "str",
@@ -74,7 +76,7 @@ EPISODE_KEY_COLUMNS = ("run_id", "model", "task", "task_type", "clock", "time_un
 KEY_DTYPES = ("str", "category")
 #: step fields the loader keeps, ingest writes and the data hash covers, but no metric, figure, table
 #: or model reads (the outcome is derived from them at load): ``rtanalysis report`` lets them go once
-#: the fit has hashed the data (:meth:`rtanalysis.io.LoadResult.drop_record_only_columns`)
+#: the fit has hashed the data (:meth:`rtanalysis.LoadResult.drop_record_only_columns`)
 RECORD_ONLY_STEP_COLUMNS = ("t_obs", "t_act", "action", "valid_at_exec", "tokens", "reward", "on_time")
 #: what the command line (`ingest`, `fit`, `report`) loads with: its tables never reach a user's session
 #: and the files it writes hold text either way
@@ -82,8 +84,9 @@ COMMAND_KEY_DTYPE = "category"
 
 
 def with_key_dtype(columns: dict[str, str], key_dtype: str) -> dict[str, str]:
-    """The contract ``columns`` (:data:`EPISODE_COLUMNS` or :data:`STEP_COLUMNS`) with its key
-    columns stored as ``key_dtype``: ``"str"`` (the default) or ``"category"``."""
+    """The contract ``columns`` (:data:`~rtanalysis.schema.EPISODE_COLUMNS` or
+    :data:`~rtanalysis.schema.STEP_COLUMNS`) with its key columns stored as ``key_dtype``: ``"str"`` (the
+    default) or ``"category"``."""
     if key_dtype not in KEY_DTYPES:
         raise ValueError(f"key_dtype must be one of {', '.join(KEY_DTYPES)}, not {key_dtype!r}")
     if key_dtype == "str":

@@ -9,7 +9,8 @@ the rtlog loader. Usage::
     res = rtanalysis.load(["a.jsonl", "slots.csv"])              # formats detected, one result
     res = rtanalysis.load(df, format="table", mapping={...})     # any table
 
-:data:`FORMATS` is the registry: name → reader, detector and the options the reader takes.
+:data:`~rtanalysis.adapters.FORMATS` is the registry: name → reader, detector and the options the reader
+takes.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def _is_rtlog(path: Path) -> bool:
     return path.name.endswith((".jsonl", ".jsonl.gz")) and not response_slots.looks_like_slot_table(path)
 
 
+#: the log formats :func:`load` reads, by name: reader, detector and the options the reader takes
 FORMATS: dict[str, Format] = {
     "rtlog": Format(_read_rtlog, _is_rtlog, "rtlog v1 JSON Lines (.jsonl, .jsonl.gz) or folders of them"),
     "realtimegym": Format(realtimegym.read_run_dirs, realtimegym.holds_run_dirs,
@@ -110,7 +112,7 @@ class _RecordingSink(EpisodeSink):
 def to_rtlog(paths, out, format: str = "auto", **options) -> LoadResult:
     """Convert logs of any supported format into one rtlog v1 file ``out`` (``.jsonl`` or ``.jsonl.gz``).
 
-    Writes the accepted episodes, one per line, in reading order; returns the :class:`LoadResult`
+    Writes the accepted episodes, one per line, in reading order; returns the :class:`~rtanalysis.LoadResult`
     (whose quarantine lists what was not converted). Loading ``out`` gives the same tables.
     """
     import gzip
@@ -133,11 +135,11 @@ def load(paths, format: str = "auto", key_dtype: str = "str", _sink: EpisodeSink
 
     ``paths``: a path, a list of paths (formats may be mixed; everything shares one sink, so the
     result holds them all), or a DataFrame (with ``format='table'``). ``format``: ``"auto"``
-    (detected per path) or a name in :data:`FORMATS`. ``options`` go to the readers that take them
-    (``model``, ``success_rule``, ``mapping``, ...); an option no reader in the call takes is an error.
-    ``key_dtype``: ``"str"`` (the default) or ``"category"``: the text keys repeated over rows (run,
-    episode, model, task, type, clock, unit, outcome; :data:`rtanalysis.schema.STEP_KEY_COLUMNS`) as
-    pandas categoricals, about 2.5× less memory for the steps table (what the command line uses).
+    (detected per path) or a name in :data:`~rtanalysis.adapters.FORMATS`. ``options`` go to the readers that
+    take them (``model``, ``success_rule``, ``mapping``, ...); an option no reader in the call takes is an
+    error. ``key_dtype``: ``"str"`` (the default) or ``"category"``: the text keys repeated over rows (run,
+    episode, model, task, type, clock, unit, outcome; :data:`rtanalysis.schema.STEP_KEY_COLUMNS`) as pandas
+    categoricals, about 2.5× less memory for the steps table (what the command line uses).
     """
     if format != "auto" and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; known formats: {known_formats()}")

@@ -1,6 +1,7 @@
 """Real-Time Reasoning Gym (Freeway, Snake, Overcooked) → rtlog episodes.
 
-Two layouts (docs/adapters.md §1–2):
+Two layouts (docs/user-guide/adapters.md, "RealtimeGym run directories" and "Published RealtimeGym
+runs (JSON)"):
 
 * **run directories** written by the harness, ``<game>_<E|M|H>_<pressure>_<mode>_<budget>_<stamp>/``
   with ``args.log`` and one pandas-written CSV per episode (:func:`read_run_dirs`);
@@ -9,8 +10,8 @@ Two layouts (docs/adapters.md §1–2):
 Decisions made here, since the files do not say:
 
 * ``score`` is the normalised score ``(raw - lo) / (hi - lo)`` with the paper's bounds
-  (:data:`GAMES`), **clipped to [0, 1]**; the raw score is kept in ``meta.raw_score``.
-  ``success`` = ``success_rule(score)``, default ``score >= 0.5``.
+  (:data:`~rtanalysis.adapters.realtimegym.GAMES`), **clipped to [0, 1]**; the raw score is kept in
+  ``meta.raw_score``. ``success`` = ``success_rule(score)``, default ``score >= 0.5``.
 * clock ``step``; step ``k`` is observed at ``t_obs = k * time_pressure``; window ``[0, time_pressure]``.
 * Token mode latency = tokens spent on the decision: reactive and agile agents act on the reactive
   thread, latency = ``model1_token_num``; a planning agent acts from a plan that was ready by the
@@ -53,6 +54,7 @@ class Game:
     score_bounds: tuple[float, float]  # the paper's normalisation bounds
 
 
+#: the games, by name, with the paper's score normalisation
 GAMES: dict[str, Game] = {
     "freeway": Game("U", 100.0, (0.0, 89.0)),
     "snake": Game("S", 0.0, (-1.0, 15.0)),
@@ -143,7 +145,7 @@ def parse_args_log(path: Path, sink: EpisodeSink) -> tuple[dict[str, str], list[
 def run_settings(header: dict[str, str], run_dir: Path) -> dict:
     """Game, load, pressure, mode, budget and time unit from ``args.log`` (the directory name fills gaps).
 
-    Raises :class:`RecordError` naming the ``args.log`` key that is missing or unknown.
+    Raises :class:`~rtanalysis.errors.RecordError` naming the ``args.log`` key that is missing or unknown.
     """
     h = {ARG_ALIASES.get(k, k): v for k, v in header.items()}
     m = RUN_DIR_NAME.match(run_dir.name)

@@ -3,13 +3,13 @@
 One row per (model, slot): ``model, stream_id, slot_id, scenario, trigger_s, window_start_s,
 window_end_s, response_s`` (empty = no response), ``correct``, ``invalid``, optional ``score``.
 
-Mapping (docs/adapters.md §3): one **stream** of one model is an episode (``run_id`` = file stem,
-``episode_id`` = ``<model>/<stream_id>``, ``task`` = stream_id, ``task_type`` = the stream's scenario,
-several joined by ``+``, clock ``wall``, seconds); one **slot** is a decision with ``t_obs = trigger_s``,
-window ``[window_start_s, window_end_s] - trigger_s``, latency ``response_s - trigger_s``,
-``correct_at_obs = correct and not invalid`` (an invalid output is wrong content) and ``action`` =
-``"response"`` or ``"invalid"``. ``success``: every slot a hit (default) or the caller's rule;
-``score``: mean judge ``score`` when the column is complete, else the stream's hit fraction.
+Mapping (docs/user-guide/adapters.md, "Response-slot tables"): one **stream** of one model is an episode
+(``run_id`` = file stem, ``episode_id`` = ``<model>/<stream_id>``, ``task`` = stream_id, ``task_type`` = the
+stream's scenario, several joined by ``+``, clock ``wall``, seconds); one **slot** is a decision with
+``t_obs = trigger_s``, window ``[window_start_s, window_end_s] - trigger_s``, latency
+``response_s - trigger_s``, ``correct_at_obs = correct and not invalid`` (an invalid output is wrong content)
+and ``action`` = ``"response"`` or ``"invalid"``. ``success``: every slot a hit (default) or the caller's
+rule; ``score``: mean judge ``score`` when the column is complete, else the stream's hit fraction.
 
 :func:`slot_f1` scores slots directly: hit = correct, valid response inside its window.
 """

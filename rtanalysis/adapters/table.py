@@ -4,9 +4,9 @@
 "success": "solved", "latency": "rt_s"}``. Two shapes:
 
 * **episode rows** (no step field mapped): one row = one episode;
-* **step rows** (any of :data:`STEP_FIELDS` mapped): one row = one decision, grouped into episodes by
-  ``(run_id, episode_id)`` in order of first appearance and sorted by ``t_obs``; episode fields must
-  not vary within an episode.
+* **step rows** (any of :data:`~rtanalysis.adapters.table.STEP_FIELDS` mapped): one row = one decision,
+  grouped into episodes by ``(run_id, episode_id)`` in order of first appearance and sorted by ``t_obs``;
+  episode fields must not vary within an episode.
 
 ``conditions`` (and ``meta``) in ``mapping`` are a list of columns, or ``{key: column}``. Fields the
 table lacks can be given as ``constants`` (``{"clock": "wall", "model": "m1"}``). When ``success`` is
@@ -27,6 +27,7 @@ from ._common import SuccessRule, is_missing, make_success_rule, to_bool, to_flo
 
 EPISODE_FIELDS = {"run_id": to_str, "episode_id": to_str, "model": to_str, "task": to_str, "task_type": to_str,
                   "clock": to_str, "time_unit": to_str, "seed": to_int, "success": to_bool, "score": to_float}
+#: the step fields a column can be mapped to, with their converters
 STEP_FIELDS = {"t_obs": to_float, "t_act": to_float, "latency": to_float, "window_open": to_float,
                "window_close": to_float, "action": to_str, "correct_at_obs": to_bool, "valid_at_exec": to_bool,
                "fallback": to_bool, "tokens": to_int, "reward": to_float}

@@ -1,6 +1,6 @@
 """Load rtlog v1 trajectory logs into tidy ``episodes`` and ``steps`` frames.
 
-Every rule of the format (docs/rtlog-v1.md) is checked here. A record that breaks one is
+Every rule of the format (docs/reference/rtlog-v1.md) is checked here. A record that breaks one is
 quarantined with its file, line, field and reason; nothing is dropped or repaired, and the counts
 reconcile: ``n_read = n_accepted + n_quarantined``, in total and per file.
 
@@ -10,7 +10,7 @@ Adapters for other harnesses turn their files into rtlog episode dicts and feed 
 One package, four parts: :mod:`.validation` (the reference validator, which explains rejections),
 :mod:`.sink` (the columnar fast path and the tidy tables), :mod:`.decisions` (each decision's
 timing and outcome, each episode's failure type) and :mod:`.files` (finding and reading files);
-:mod:`.result` holds :class:`LoadResult`.
+:mod:`.result` holds :class:`~rtanalysis.LoadResult`.
 """
 
 from ..errors import RecordError

@@ -31,7 +31,7 @@ def _category(values, rows: np.ndarray | None = None) -> pd.Categorical:
     Its categories are the distinct values present, sorted, so that sorting and comparing behave as
     on the text and every source of a table (loader, adapters, datasets) gives the same dtype. The
     steps table repeats each episode's keys on every decision; stored as codes the keys cost 1–4
-    bytes a decision instead of their text (docs/rtlog-v1.md, *The tables*).
+    bytes a decision instead of their text (docs/reference/rtlog-v1.md, *The tables*).
     """
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     distinct = pc.unique(values).drop_null()

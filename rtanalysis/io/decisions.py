@@ -1,6 +1,6 @@
 """Decision semantics: each decision's timing and outcome, and each episode's failure type.
 
-The rules are docs/rtlog-v1.md's "Derived timing": under ``paused`` timing cannot fail; a window
+The rules are docs/reference/rtlog-v1.md's "Derived timing": under ``paused`` timing cannot fail; a window
 decides on time when known, and ``valid_at_exec = false`` (or a default action played) marks a
 decision late when the window does not already say early; no action at all is ``silent``; content
 wrong is ``wrong`` whatever the timing; the rest that cannot be decided is ``unknown``.
@@ -71,8 +71,8 @@ def _timing_columns(t: dict, categorical: bool = False) -> dict:
 
 
 def _fallback_by_run(fallback: np.ndarray, run_id: pa.Array, ep_index: np.ndarray) -> np.ndarray:
-    """The ``fallback`` rule (docs/rtlog-v1.md): a run that logs ``fallback`` on any decision logs it
-    on every decision, so there a decision without the field did not fall back (code 0, false).
+    """The ``fallback`` rule (docs/reference/rtlog-v1.md): a run that logs ``fallback`` on any decision logs
+    it on every decision, so there a decision without the field did not fall back (code 0, false).
 
     Harnesses write ``fallback: true`` only where a default action was played; reading the other
     decisions as unlabelled would make every fallback rate 1. Runs that never log it stay unknown.

@@ -83,7 +83,8 @@ def load_rtlog(paths, progress: bool | None = None, sink: EpisodeSink | None = N
     """Load rtlog v1 files (``.jsonl``/``.jsonl.gz``) or directories of them.
 
     ``progress``: show a progress bar; by default only for inputs over 32 MiB. ``sink``: the
-    :class:`EpisodeSink` to feed (a new one by default); its :meth:`~EpisodeSink.finish` makes the result.
+    :class:`~rtanalysis.io.EpisodeSink` to feed (a new one by default); its
+    :meth:`~rtanalysis.io.EpisodeSink.finish` makes the result.
     """
     sink = sink or EpisodeSink()
     read_rtlog(paths, sink, progress)
@@ -92,7 +93,8 @@ def load_rtlog(paths, progress: bool | None = None, sink: EpisodeSink | None = N
 
 def read_rtlog(paths, sink: EpisodeSink, progress: bool | None = None) -> None:
     """Feed rtlog v1 files (or directories of them) into ``sink`` without building the tables: for
-    readers that share one sink over several formats and call :meth:`~EpisodeSink.finish` once."""
+    readers that share one sink over several formats and call :meth:`~rtanalysis.io.EpisodeSink.finish`
+    once."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = find_log_files(paths)

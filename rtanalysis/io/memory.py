@@ -1,13 +1,13 @@
 """Handing freed heap memory back to the operating system after a large load.
 
 Loading builds millions of short-lived Python objects (decoded records, their strings, the rows the
-sink keeps until :meth:`EpisodeSink.finish`). Freed, their memory stays in glibc's heap, mostly in
-pieces too small for the large arrays the later stages allocate (those come from fresh mappings), so
-the process keeps it as resident memory for its whole life: 334 MiB after loading 10^6 episodes,
-with peaks ~250 MiB higher in the stages after it (``benchmarks/bench_load_memory.py``, the two ways
-side by side). ``malloc_trim(0)`` returns the free pages; Dask's workers
-do the same (``distributed``'s memory management docs, "Memory not released back to the OS").
-Elsewhere than glibc (macOS, Windows, musl) there is no such call and nothing is done.
+sink keeps until :meth:`EpisodeSink.finish <rtanalysis.io.EpisodeSink.finish>`). Freed, their memory stays in
+glibc's heap, mostly in pieces too small for the large arrays the later stages allocate (those come from fresh
+mappings), so the process keeps it as resident memory for its whole life: 334 MiB after loading 10^6 episodes,
+with peaks ~250 MiB higher in the stages after it (``benchmarks/bench_load_memory.py``, the two ways side by
+side). ``malloc_trim(0)`` returns the free pages; Dask's workers do the same (``distributed``'s memory
+management docs, "Memory not released back to the OS"). Elsewhere than glibc (macOS, Windows, musl) there is
+no such call and nothing is done.
 
 The command line also fixes glibc's mmap threshold (:func:`map_large_allocations`): glibc serves an
 allocation from its own mapping, returned to the system when freed, only above a threshold that starts
@@ -15,7 +15,7 @@ at 128 KiB and rises with every larger mapped block freed, up to 32 MiB. After t
 is freed, arrays of up to 32 MiB (a column of a few million rows) come from the heap, and freed they
 stay resident, in pieces later arrays of other sizes cannot use. At 10^6 episodes fixing it at 1 MiB
 lowered the resident set after the ingest from 1461 to 1233 MiB and the report's peak from 2394 to
-2283 MiB (``benchmarks/bench_scale.py ladder``, ``docs/scale.md``).
+2283 MiB (``benchmarks/bench_scale.py ladder``, ``docs/user-guide/scale.md``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What loading produced: :class:`LoadResult` (the tidy tables, the quarantine, per-file counts)."""
+"""What loading produced: :class:`~rtanalysis.LoadResult` (the tidy tables, the quarantine, per-file
+counts)."""
 
 from __future__ import annotations
 

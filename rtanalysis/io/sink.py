@@ -80,10 +80,11 @@ _astuple = msgspec.structs.astuple
 
 
 class EpisodeSink:
-    """Accumulates validated episodes and quarantined records; :meth:`finish` builds the tables.
+    """Accumulates validated episodes and quarantined records; :meth:`~rtanalysis.io.EpisodeSink.finish`
+    builds the tables.
 
-    Feed it raw JSON lines (:meth:`add_lines`, the fast path of :func:`load_rtlog`) or decoded rtlog
-    episode dicts (:meth:`add`, for adapters). Either way every rule of the format is checked.
+    Feed it raw JSON lines (:meth:`add_lines`, the fast path of :func:`~rtanalysis.io.load_rtlog`) or decoded
+    rtlog episode dicts (:meth:`add`, for adapters). Either way every rule of the format is checked.
 
     Accepted decisions are kept as compact per-chunk columns (float64, int8 codes, Arrow text), not
     Python objects, so memory is about 60 bytes per decision and does not depend on the file count.

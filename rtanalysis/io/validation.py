@@ -1,4 +1,4 @@
-"""The reference validator of one rtlog v1 record: every rule of docs/rtlog-v1.md, in Python.
+"""The reference validator of one rtlog v1 record: every rule of docs/reference/rtlog-v1.md, in Python.
 
 The columnar fast path (:mod:`.sink`) decides acceptance; this validator explains, naming the field
 and the reason, every record the fast path rejects (:func:`explain`).
@@ -40,7 +40,7 @@ def _jtype(v) -> str:
 def validate_episode(rec) -> dict:
     """Check one decoded record against rtlog v1; return its normalised episode fields.
 
-    Raises :class:`RecordError` naming the first rule broken.
+    Raises :class:`~rtanalysis.errors.RecordError` naming the first rule broken.
     """
     if type(rec) is not dict:
         raise RecordError("<record>", f"a record must be a JSON object, got {_jtype(rec)}")
@@ -116,7 +116,8 @@ def _episode_optional_fields(rec: dict) -> dict:
 
 
 def validate_steps(steps: list) -> list[tuple]:
-    """Check every decision (the reference rules; raises :class:`RecordError` naming the first broken)."""
+    """Check every decision (the reference rules; raises :class:`~rtanalysis.errors.RecordError` naming the
+    first broken)."""
     out = []
     prev_obs = -1.0
     for i, s in enumerate(steps):

@@ -2,7 +2,7 @@
 
 Every table has one row per group (default model × task_type × clock; ``by=`` any episode
 columns, including condition columns) or per group × level for the long tables, and NaN — never
-a misleading 0 — where a quantity is undefined. Definitions and formulas: docs/metrics.md.
+a misleading 0 — where a quantity is undefined. Definitions and formulas: docs/user-guide/measure.md.
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ PROPORTION_INTERVALS = {
 
 
 def proportion_interval(k, n, ci_prob: float = DEFAULT_CI_PROB, method: str = "wilson") -> tuple[np.ndarray, np.ndarray]:
-    """Interval for ``k`` of ``n`` by ``method`` (one of :data:`PROPORTION_INTERVALS`)."""
+    """Interval for ``k`` of ``n`` by ``method`` (one of
+    :data:`~rtanalysis.metrics.intervals.PROPORTION_INTERVALS`)."""
     try:
         fn = PROPORTION_INTERVALS[method]
     except KeyError:

@@ -107,7 +107,7 @@ def paired_difference(episodes: pd.DataFrame, a: str, b: str, over: str = "model
                       cluster: str | None = "task") -> pd.DataFrame:
     """Mean paired difference A − B of ``quantity`` (an episode column: success or score) per ``by`` group.
 
-    The arguments match :meth:`rtanalysis.model.FitResult.compare` (``quantity``, ``a``, ``b``,
+    The arguments match :meth:`rtanalysis.FitResult.compare` (``quantity``, ``a``, ``b``,
     ``over``, ``ci_prob``) and so do the result's ``difference``/``_lo``/``_hi`` columns.
     ``over`` is the column whose values ``a`` and ``b`` are compared (``"model"`` or ``"clock"``);
     ``by`` defaults to model × task_type × clock without ``over``. Rows for each ``by`` group, plus

@@ -2,7 +2,7 @@
 
 All likelihood terms are written on the aggregated tables of :mod:`.data` as potentials (exact for
 the Normal sufficient statistics, the censored counts and the grouped binomials), so sampling cost
-grows with the number of cells, not episodes. Every prior comes from :data:`.priors.PRIORS`.
+grows with the number of cells, not episodes. Every prior comes from :data:`~rtanalysis.model.priors.PRIORS`.
 """
 
 from __future__ import annotations
@@ -155,8 +155,9 @@ def _dim(name: str):
 def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` names a :mod:`.families` entry: ``normal``
     (sufficient statistics), ``t`` or ``mixture`` (on each cell's log-latency order statistics).
-    ``item_latency``: each item (task) also gets a time intensity on log-latency (:func:`_item_time_intensity`), normal family only.
-    Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its tables carry them."""
+    ``item_latency``: each item (task) also gets a time intensity on log-latency (``_item_time_intensity``),
+    normal family only. Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its
+    tables carry them."""
     fam = family(latency_family)
     # the parts the data were aggregated for, with item_latency: refused here as anywhere if incompatible
     ModelSpec.from_parts(latency_family, item_latency=item_latency, clock_effects=d.clock_effects,

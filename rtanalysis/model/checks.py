@@ -19,14 +19,14 @@ Every row: the observed statistic, the mean and equal-tailed interval of its rep
   close (:data:`NEAR_CLOSE`), against (1 − π)·P(0.9·close < L ≤ close);
 * ``latency_success_corr_across_items`` per model × task type × clock × unit: across items, the
   correlation of an item's mean log-latency with its success rate among the episodes that missed no
-  window, against its permutation distribution (:func:`_item_latency_rows`; labelled or not);
+  window, against its permutation distribution (``_item_latency_rows``; labelled or not);
 * ``latency_success_within_items`` per model × task type × clock × unit: among episodes that missed no
   window, the covariance of an episode's mean log-latency (less its item's mean) with its success less
   its posterior P(capable), replicated given the latencies from Bernoulli(P(capable)) (labelled or not:
-  a speed–accuracy trade-off unlabelled logs can show; :func:`_latency_success_within_items_rows`);
+  a speed–accuracy trade-off unlabelled logs can show; ``_latency_success_within_items_rows``);
 * ``latency_correct_minus_wrong`` per latency cell of labelled data: mean log-latency of correct
   minus wrong acted decisions, against its permutation distribution under the model's independence
-  of latency and correctness (:func:`_latency_by_correctness_rows`);
+  of latency and correctness (``_latency_by_correctness_rows``);
 * ``log_latency_p10/p50/p90/p99`` per (model, task_type, time_unit) cell (clock ``all``): observed
   quantiles of acted decisions vs replicated samples of the same size drawn from the fitted family
   (normal or Student-t, ν per draw), with the silence mode: of the cell's n decisions a

@@ -56,7 +56,7 @@ from .priors import LEAK
 from .spec import STRUCTURES, parts_of
 
 LOG_2PI = float(np.log(2 * np.pi))
-#: the columns of :func:`structure_table`'s table (:func:`.fit.compare_structures`)
+#: the columns of :func:`structure_table`'s table (:func:`~rtanalysis.model.fit.compare_structures`)
 STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes", "elpd_latency", "elpd_silent",
                          "max_pareto_k", "n_high_k", "n_episodes", "n_decisions", "n_silent", "elpd_diff", "se_diff",
                          "diagnostics_ok", "chosen"]
@@ -252,10 +252,10 @@ def applicable_structures(d: ModelData, latency_family: str = "normal") -> list[
 
 def structure_table(fits: dict) -> pd.DataFrame:
     """One row per fitted structure (``fits``: name -> FitResult on the same data, in
-    :data:`STRUCTURES` order): :func:`loo_summary` over the episodes' outcomes and, when every fit
-    has the normal latency family, the timed decisions' log-latencies (:func:`timed_latencies`), with
-    each part's elpd; elpd_diff and se_diff (paired over observations) against the best; the fit's
-    ``diagnostics_ok`` and ``chosen`` (:func:`choose_structure`)."""
+    :data:`~rtanalysis.model.spec.STRUCTURES` order): :func:`loo_summary` over the episodes' outcomes and,
+    when every fit has the normal latency family, the timed decisions' log-latencies
+    (:func:`timed_latencies`), with each part's elpd; elpd_diff and se_diff (paired over observations) against
+    the best; the fit's ``diagnostics_ok`` and ``chosen`` (:func:`choose_structure`)."""
     first = next(iter(fits.values()))
     normal = all(res.spec.latency_family == "normal" for res in fits.values())
     obs = timed_latencies(first.episodes, first.steps) if normal else None
@@ -291,9 +291,10 @@ def structure_table(fits: dict) -> pd.DataFrame:
 
 
 def choose_structure(table: pd.DataFrame) -> str:
-    """The simplest structure (in :data:`STRUCTURES` order) whose elpd is within max(MIN_ELPD_DIFF,
-    SE_MULTIPLIER × se of its difference) of the best's, among fits that passed the diagnostics gate
-    (all of them when none did; the differences and their SEs stay those against the best of all)."""
+    """The simplest structure (in :data:`~rtanalysis.model.spec.STRUCTURES` order) whose elpd is within
+    max(MIN_ELPD_DIFF, SE_MULTIPLIER × se of its difference) of the best's, among fits that passed the
+    diagnostics gate (all of them when none did; the differences and their SEs stay those against the best of
+    all)."""
     ok = table[table["diagnostics_ok"]] if table["diagnostics_ok"].any() else table
     return choose_simplest(ok.rename(columns={"structure": "name"}), list(STRUCTURES))
 

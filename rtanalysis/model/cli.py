@@ -1,5 +1,6 @@
 """``rtanalysis fit`` and ``rtanalysis calibrate``, and the model's options shared with ``report``
-and ``demo`` (:func:`add_fit_arguments`, :func:`spec_from_args`)."""
+and ``demo`` (:func:`~rtanalysis.model.cli.add_fit_arguments`,
+:func:`~rtanalysis.model.cli.spec_from_args`)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def add_fit_arguments(p, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAIN
 
 
 def spec_from_args(args) -> ModelSpec:
-    """The :class:`ModelSpec` of :func:`add_fit_arguments`' options; checks the sampling options too
+    """The :class:`~rtanalysis.ModelSpec` of :func:`add_fit_arguments`' options; checks the sampling options too
     (a :class:`~rtanalysis.errors.UsageError`, exit status 2, for any that is out of range)."""
     from ..errors import UsageError
     from ..metrics.intervals import check_ci_prob

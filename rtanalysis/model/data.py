@@ -1,7 +1,7 @@
 """Sufficient statistics: the loader's ``episodes``/``steps`` frames reduced to the small tables the
 model's likelihood needs. Cost of the fit then grows with the number of cells, not of episodes.
 
-Tables (all integer-indexed into :attr:`ModelData.models`, ``task_types``, ``units``, ``items``):
+Tables (all integer-indexed into ``ModelData.models``, ``task_types``, ``units``, ``items``):
 
 * ``latency``: one row per (model, task_type, time_unit) cell with ``n``, ``s1 = Σ log L``,
   ``s2 = Σ (log L)²`` over decisions with an action (exact for the Normal on log-latency),

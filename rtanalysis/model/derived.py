@@ -82,7 +82,7 @@ def censored_log_sf(fam: LatencyFamily, log_close, mu, sigma, shape: dict, d: Mo
                     wrong_lat=None):
     """log S(g) of silent decisions at their censor points ``log_close`` (the hurdle's censored term):
     one latency distribution, or with ``wrong_lat`` (S, model, task_type) the cell's mixture of correct
-    and wrong decisions, weighted by its wrong share (:func:`.build._silence_hurdle`). ``cells``: the
+    and wrong decisions, weighted by its wrong share (``build._silence_hurdle``). ``cells``: the
     decisions' latency rows; ``m``, ``k``: their model and task type codes."""
     if wrong_lat is None:
         return fam.logsf(log_close, mu, sigma, **shape)
@@ -236,7 +236,7 @@ def _distinct_rows(columns) -> tuple[np.ndarray, np.ndarray]:
 
 def censor_points(d: ModelData) -> dict[tuple[int, int, int], float]:
     """Log censor point g of each (m, k, u) latency cell that logged a silent decision: a latency
-    beyond g is logged as no action (:func:`.data._latency_tables`: g = max(window close, the
+    beyond g is logged as no action (``data._latency_tables``: g = max(window close, the
     cell's largest timed latency), what the hurdle's censored term uses). The smallest censored
     point of the cell, raised to each window's close where used: exact when the cell's windows share
     one close. A cell without silences has no observed give-up (no g): every miss there is early or late."""
@@ -263,7 +263,7 @@ def _miss_probs(dist, mu, sigma, lo, hi):
 
 
 #: the most memory :class:`Deriver` keeps for the capability of every row's timing classes
-#: (draws × classes; :meth:`Deriver._capability_by_class`)
+#: (draws × classes; ``Deriver._capability_by_class``)
 CAPABILITY_CACHE_BYTES = 256 * 2**20
 
 

@@ -2,10 +2,10 @@
 
 Every family has a location μ and a scale σ per (time unit, model, task type) cell
 (:func:`.build.latency_params`) plus a few shape parameters of its own (its ``params``, each a prior
-in :data:`.priors.PRIORS`, one value or one per model). What the rest of the package needs from a
-family is its CDF, survival function and density, in PyTensor for the likelihood (order statistics of
-latency, censored silences) and in numpy for the derived quantities and the predictive checks, and its quantile
-function for the replicates; they live here, so a new family is one entry, not a branch in each
+in :data:`~rtanalysis.model.priors.PRIORS`, one value or one per model). What the rest of the package needs
+from a family is its CDF, survival function and density, in PyTensor for the likelihood (order statistics of
+latency, censored silences) and in numpy for the derived quantities and the predictive checks, and its
+quantile function for the replicates; they live here, so a new family is one entry, not a branch in each
 layer.
 
 * ``normal``: log-normal latency; the only family whose likelihood is written on sufficient
@@ -16,7 +16,7 @@ layer.
   of log-latency, as in the other families (the modes sit at μ − wδs and μ + (1 − w)δs, s = σ /
   √(1 + w(1 − w)δ²)), so the data pin them whatever the shape. (w, δ) and (1 − w, −δ) are the same
   distribution; the labels are left free and what is reported and diagnosed is label-free
-  (``slow_mode_share``, ``mode_gap`` = |δ|). Why: every labelled form measured left chains in a
+  (``slow_mode_share``, ``mode_gap`` = ``|δ|``). Why: every labelled form measured left chains in a
   mirror-image basin they could not leave on the ``bimodal`` preset (4 chains × 400, seeds 100 and
   103): the fast mode at μ, w ∈ (0, 1), one δ > 0 shared: w ≈ 1 (R-hat 1.7–1.8); the same with μ, σ
   as mean and total SD: w ≈ 1 (R-hat 1.53); a minority share w ≤ ½ with a signed δ per model: w = ½

@@ -41,8 +41,8 @@ def fit(data, spec: ModelSpec | str | None = None, *, draws: int = DEFAULT_DRAWS
         structure). With ``structure="auto"`` every structure the data can tell apart is fitted and
         the simplest that PSIS-LOO on the episodes' outcomes, the timed decisions' latencies and the
         silent decisions cannot beat is returned, with the comparison
-        (:meth:`FitResult.structure_loo`). With ``latency_family="auto"`` the family is chosen first
-        by PSIS-LOO on each latency cell's order statistics (:meth:`FitResult.loo_compare`).
+        (:meth:`~rtanalysis.FitResult.structure_loo`). With ``latency_family="auto"`` the family is chosen
+        first by PSIS-LOO on each latency cell's order statistics (:meth:`~rtanalysis.FitResult.loo_compare`).
     draws, chains
         Posterior draws per chain and chains.
     seed

@@ -1,10 +1,11 @@
 """Harmony across task types: is a model's aggregate one uniform competence or one strong/weak type?
 
-``harmony = 1 − normalised Gini`` of a model's per-task-type values ``v_1..v_K`` (``docs/metrics.md``):
-``G = Σ_i Σ_j |v_i − v_j| / (2 K² mean(v))`` and ``harmony = 1 − G · K / (K − 1)``, in [0, 1]: 1 when
-every task type has the same value, 0 when one type holds all of it. Computed per posterior draw (so it
-has a posterior interval) for ``p_capable`` and ``p_timely``, per model × timed clock; a model whose
-timing failures sit in one task type has low ``harmony_timely``, a model slow everywhere a high one.
+``harmony = 1 − normalised Gini`` of a model's per-task-type values ``v_1..v_K``
+(``docs/user-guide/measure.md``): ``G = Σ_i Σ_j |v_i − v_j| / (2 K² mean(v))`` and
+``harmony = 1 − G · K / (K − 1)``, in [0, 1]: 1 when every task type has the same value, 0 when one type holds
+all of it. Computed per posterior draw (so it has a posterior interval) for ``p_capable`` and ``p_timely``,
+per model × timed clock; a model whose timing failures sit in one task type has low ``harmony_timely``, a
+model slow everywhere a high one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: the columns of the harmony table: per model × timed clock, each harmony's mean and interval
 HARMONY_COLUMNS = ["model", "clock", "n_task_types", "harmony_capable", "harmony_capable_lo", "harmony_capable_hi",
                    "harmony_timely", "harmony_timely_lo", "harmony_timely_hi"]
 

@@ -10,6 +10,7 @@ the data.
 
 from __future__ import annotations
 
+#: every prior of the model, by parameter name: ``(distribution, its arguments, rationale)``
 PRIORS: dict[str, tuple[str, dict, str]] = {
     # capability, per decision: logit = a0 + a_m + b_k + g_mk + d_i + offset_k; an episode of n
     # decisions is capable with that probability to the power g_k (n / g_k)^β_k

@@ -1,6 +1,6 @@
-"""The result of :func:`.fit.fit`: :class:`FitResult`, the posterior with the data it saw, its
-diagnostics, and every derived table (decomposition, counterfactuals, checks, LOO), written to and
-read back from a folder (:meth:`FitResult.to_dir`, :meth:`FitResult.from_dir`)."""
+"""The result of :func:`~rtanalysis.model.fit.fit`: :class:`FitResult`, the posterior with the data it saw,
+its diagnostics, and every derived table (decomposition, counterfactuals, checks, LOO), written to and read
+back from a folder (:meth:`FitResult.to_dir`, :meth:`FitResult.from_dir`)."""
 
 from __future__ import annotations
 
@@ -243,11 +243,12 @@ class FitResult:
 
     def structure_loo(self) -> pd.DataFrame | None:
         """The structures compared by PSIS-LOO on the episodes' outcomes and the timed decisions'
-        latencies (``fit(structure="auto")``; :func:`.structures.structure_table`), if computed."""
+        latencies (``fit(structure="auto")``; :func:`~rtanalysis.model.choice.structure_table`), if
+        computed."""
         return None if self._structure_loo is None else self._structure_loo.copy()
 
     def silent_loo(self) -> pd.DataFrame:
-        """PSIS-LOO of the silent decisions (:func:`.structures.silent_loo`): per group of
+        """PSIS-LOO of the silent decisions (:func:`~rtanalysis.model.choice.silent_loo`): per group of
         ``data.censored``, one decision's elpd_loo, lpd and Pareto k."""
         if "silent_loo" not in self._cache:
             from .choice import silent_loo
@@ -256,9 +257,9 @@ class FitResult:
         return self._cache["silent_loo"].copy()
 
     def outcome_loo(self) -> pd.DataFrame:
-        """PSIS-LOO of the episodes' outcomes (:func:`.structures.outcome_loo`): per class of
+        """PSIS-LOO of the episodes' outcomes (:func:`~rtanalysis.model.choice.outcome_loo`): per class of
         identical episodes, one episode's elpd_loo, lpd and Pareto k, and the count ``n``; what
-        :func:`compare_structures` compares structures on."""
+        :func:`~rtanalysis.model.fit.compare_structures` compares structures on."""
         if "outcome_loo" not in self._cache:
             from .choice import outcome_loo
 

@@ -316,7 +316,7 @@ def chain_seed(seed: int, chain: int) -> int:
 _JOB: dict = {}
 
 
-#: the group of nutpie's result that holds the warm-up's draws (dropped: :func:`_run_chain`)
+#: the group of nutpie's result that holds the warm-up's draws (dropped: ``_run_chain``)
 WARMUP_DRAWS = "warmup_posterior"
 
 

@@ -7,14 +7,14 @@ with respect to log2 α: ``arviz_stats.psense``, with its threshold (0.05) and d
 (``psense_summary``).
 
 The likelihood is written as ``pm.Potential`` terms on aggregated tables (:mod:`.build`), so the
-sampler has no pointwise log-likelihood (:mod:`.structures` recomputes one for the outcomes and the
-timed latencies, not the silences): the per-draw *sum* of the potentials is the log-likelihood. That is
-enough here, since power-scaling perturbs the likelihood as a whole (one weight per draw); it rules
-out only the per-observation selections ``priorsense`` offers. Where the sampler recorded its own
-log-density at each draw (nutpie's ``logp``: prior, potentials and the transforms' log-Jacobians, on
-the unconstrained scale), the log-likelihood is that minus the prior part, which costs a few parameters
-a draw; evaluating the potentials again cost the likelihood over every group at every draw (12 s of a
-report at 10^6 episodes). The two agree to rounding (``tests/test_model_sensitivity.py``).
+sampler has no pointwise log-likelihood (:mod:`~rtanalysis.model.choice` recomputes one for the outcomes and
+the timed latencies, not the silences): the per-draw *sum* of the potentials is the log-likelihood. That is
+enough here, since power-scaling perturbs the likelihood as a whole (one weight per draw); it rules out only
+the per-observation selections ``priorsense`` offers. Where the sampler recorded its own log-density at each
+draw (nutpie's ``logp``: prior, potentials and the transforms' log-Jacobians, on the unconstrained scale), the
+log-likelihood is that minus the prior part, which costs a few parameters a draw; evaluating the potentials
+again cost the likelihood over every group at every draw (12 s of a report at 10^6 episodes). The two agree to
+rounding (``tests/test_model_sensitivity.py``).
 
 The log prior is the sum of the free variables' prior log-densities on the constrained scale (the
 parameters' own densities, what ``pm.compute_log_prior`` evaluates), without the item level

@@ -1,9 +1,9 @@
 """What model to fit: :class:`ModelSpec`, a latency family and a structure, validated once.
 
-The structure is the base model plus optional parts (:data:`PARTS`, a registry: the CLI's flags,
-the reference docs and the compatibility rules are all read from it). The structures that can be
-fitted are :data:`STRUCTURES`, simplest first: the order in which ``structure="auto"`` prefers them
-when PSIS-LOO cannot tell them apart (:mod:`.choice`).
+The structure is the base model plus optional parts (:data:`~rtanalysis.model.spec.PARTS`, a registry: the
+CLI's flags, the reference docs and the compatibility rules are all read from it). The structures that can be
+fitted are :data:`~rtanalysis.model.spec.STRUCTURES`, simplest first: the order in which ``structure="auto"``
+prefers them when PSIS-LOO cannot tell them apart (:mod:`.choice`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def parts_of(structure: str) -> frozenset[str]:
 
 
 def structure_name(parts) -> str:
-    """The name of the structure made of ``parts`` (any order); :class:`UsageError` if none is."""
+    """The name of the structure made of ``parts`` (any order); :class:`~rtanalysis.errors.UsageError` if none
+    is."""
     wanted = frozenset(parts)
     for name in STRUCTURES:
         if parts_of(name) == wanted:
@@ -78,9 +79,9 @@ class ModelSpec:
         ``mixture`` (a fast and a slow log-normal mode) or ``auto`` (chosen by PSIS-LOO on each
         latency cell's order statistics).
     structure
-        A name of :data:`STRUCTURES` (``base``, or parts of :data:`PARTS` joined with ``+``), or
-        ``auto``: every structure the data can tell apart is fitted and the simplest that PSIS-LOO
-        cannot beat is kept.
+        A name of :data:`~rtanalysis.model.spec.STRUCTURES` (``base``, or parts of
+        :data:`~rtanalysis.model.spec.PARTS` joined with ``+``), or ``auto``: every structure the data can
+        tell apart is fitted and the simplest that PSIS-LOO cannot beat is kept.
 
     A spec is validated when made: an unknown name or a part that needs the normal latency family
     with another one raises :class:`~rtanalysis.errors.UsageError` (a ``ValueError``).

@@ -34,9 +34,9 @@ def plot_success_vs_latency(success_by_latency: pd.DataFrame, curve: pd.DataFram
     ``metrics.success_by_latency``: binned, with their intervals), per model, faceted by task type;
     the model's posterior success curve and band drawn over it when given.
 
-    With more than :data:`style.MANY_MODELS` models it becomes a heatmap (models ranked by overall
-    success × latency bins) so 60 models stay readable. ``models``: all model names (for the
-    palette; default those in the table).
+    With more than :data:`~rtanalysis.plots.style.MANY_MODELS` models it becomes a heatmap (models ranked by
+    overall success × latency bins) so 60 models stay readable. ``models``: all model names (for the palette;
+    default those in the table).
     """
     binned = timed_or_all(success_by_latency)
     models = sorted(set(models if models is not None else success_by_latency["model"]))

@@ -8,13 +8,14 @@ import seaborn as sns
 
 from . import style
 
-MIN_AT_RISK = 5  # hazard points from fewer episodes at risk are too noisy to draw
+#: hazard points from fewer episodes at risk are too noisy to draw
+MIN_AT_RISK = 5
 MAX_STEP = 30  # steps drawn (later steps have few episodes at risk)
 
 
 def hazard_points(hazard: pd.DataFrame, max_step: int = MAX_STEP) -> pd.DataFrame:
     """The rows of ``metrics.failure_hazard`` the figure draws: step ≤ ``max_step`` and at least
-    :data:`MIN_AT_RISK` episodes at risk."""
+    :data:`~rtanalysis.plots.stability.MIN_AT_RISK` episodes at risk."""
     return hazard[(hazard["step"] <= max_step) & (hazard["n_at_risk"] >= MIN_AT_RISK)]
 
 

@@ -1,6 +1,6 @@
 """The written report as blocks (see :mod:`.template`): methods, headline numbers, a section per
 task type, figures with captions, tables and the power note. Every number comes from a
-:mod:`rtanalysis.metrics` frame or a :class:`~rtanalysis.model.FitResult` frame."""
+:mod:`rtanalysis.metrics` frame or a :class:`~rtanalysis.FitResult` frame."""
 
 from __future__ import annotations
 

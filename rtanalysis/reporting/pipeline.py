@@ -1,6 +1,6 @@
 """The report pipeline: logs → ingest, metrics, model fit, then figures, tables, ``report.md`` and
-the standalone ``report.html``. :func:`write_report` starts from what is already loaded (and
-fitted); the notebooks call it and share one fit through :func:`load_or_fit`."""
+the standalone ``report.html``. :func:`~rtanalysis.reporting.pipeline.write_report` starts from what is
+already loaded (and fitted); the notebooks call it and share one fit through :func:`load_or_fit`."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ def _log(progress: bool, msg: str) -> None:
 
 def load_or_fit(load_result, fit_dir, spec=None, *, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS,
                 seed: int = 0, ci_prob: float = DEFAULT_CI_PROB, progress: bool = False):
-    """The fit :meth:`FitResult.to_dir` left in ``fit_dir`` when it was made from the same data
-    (data hash) with the same spec, draws, chains, seed and ``ci_prob``; otherwise fit and write it
-    there. Reads only ``posterior.nc`` and ``diagnostics.json`` (no pickle)."""
+    """The fit :meth:`FitResult.to_dir <rtanalysis.FitResult.to_dir>` left in ``fit_dir`` when it was made
+    from the same data (data hash) with the same spec, draws, chains, seed and ``ci_prob``; otherwise fit and
+    write it there. Reads only ``posterior.nc`` and ``diagnostics.json`` (no pickle)."""
     from ..model import FitResult, ModelSpec, fit
     from ..model.inputs import data_hash
 
@@ -120,9 +120,10 @@ def run_report(paths, out_dir, spec=None, *, draws: int = DEFAULT_DRAWS, chains:
                fit_model: bool = True, progress: bool = True, format: str = "auto") -> dict:
     """The whole analysis: ingest ``paths``, compute metrics, fit the model ``spec`` (a
     :class:`~rtanalysis.ModelSpec`, a structure name or ``None`` for the default; skipped with
-    ``fit_model=False``), then :func:`write_report` into ``out_dir``. ``draws``, ``chains``, ``seed``,
-    ``ci_prob`` and ``tune`` are :func:`rtanalysis.fit`'s. Raises ``ValueError`` for input that
-    cannot be read. Returns ``{"figures": [...], "tables": [...], "markdown": path, "html": path}``."""
+    ``fit_model=False``), then :func:`~rtanalysis.reporting.pipeline.write_report` into ``out_dir``.
+    ``draws``, ``chains``, ``seed``, ``ci_prob`` and ``tune`` are :func:`rtanalysis.fit`'s. Raises
+    ``ValueError`` for input that cannot be read. Returns
+    ``{"figures": [...], "tables": [...], "markdown": path, "html": path}``."""
     from .ingest import ingest
 
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)

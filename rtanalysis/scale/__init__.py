@@ -3,7 +3,7 @@ statistics computed from it out of core by DuckDB, and the same ingest spread ov
 
 * :mod:`.dataset` — ``DIR/episodes/model=…/part-NNNNN.parquet`` and ``DIR/steps/…`` (hive
   partitions by model), written by ``rtanalysis ingest --dataset`` and read back into a
-  :class:`~rtanalysis.io.LoadResult` identical to loading the logs.
+  :class:`~rtanalysis.LoadResult` identical to loading the logs.
 * :mod:`.aggregate` — :func:`aggregate_dataset`: the :class:`~rtanalysis.model.data.ModelData` of a
   dataset, equal (to floating point) to :func:`rtanalysis.model.data.aggregate`, in bounded memory.
 * :mod:`.distributed` — :func:`ingest_distributed`: log files across Dask workers, each running

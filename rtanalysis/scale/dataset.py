@@ -104,7 +104,7 @@ def read_meta(root) -> dict:
 
 
 def write_dataset(result: LoadResult, root) -> Path:
-    """Write a whole :class:`LoadResult` as a one-part dataset under ``root`` (tables only; the
+    """Write a whole :class:`~rtanalysis.LoadResult` as a one-part dataset under ``root`` (tables only; the
     quarantine and counts are written by :func:`rtanalysis.reporting.ingest.write_tables`)."""
     root = Path(root)
     for table in TABLES:
@@ -175,7 +175,7 @@ def read_files(root) -> pd.DataFrame:
 
 
 def read_dataset(root, memory_limit: str = DEFAULT_MEMORY_LIMIT, key_dtype: str = "str") -> LoadResult:
-    """The :class:`LoadResult` a dataset holds: the same tables, in the same row order and dtypes,
+    """The :class:`~rtanalysis.LoadResult` a dataset holds: the same tables, in the same row order and dtypes,
     as loading the original logs with the same ``key_dtype`` (all of it in memory: for the report;
     the model's aggregates need not, see :func:`rtanalysis.scale.aggregate_dataset`)."""
     root = Path(root)

@@ -45,7 +45,7 @@ class DatasetIngest:
     seconds: float = 0.0
 
     def as_load_summary(self) -> LoadResult:
-        """A :class:`LoadResult` without tables, for its counts and ``summary()``."""
+        """A :class:`~rtanalysis.LoadResult` without tables, for its counts and ``summary()``."""
         return LoadResult(schema.empty(schema.EPISODE_COLUMNS), schema.empty(schema.STEP_COLUMNS),
                           self.quarantine, self.files)
 

@@ -15,7 +15,7 @@ probabilities of the realised items: ``p_capable, p_timely, p_success, share_tim
 decomposition; ``p_success = p_capable · p_timely``) and decision-level ``p_on_time, p_early,
 p_late, p_silent, median_latency``.
 
-Presets (``PRESETS``; ``docs/simulate.md`` has the calibrated success rates):
+Presets (``PRESETS``; ``docs/user-guide/simulate.md`` has the calibrated success rates):
 
 =========================  ======  ==========  =========================================================
 preset                     models  task types  what it stresses

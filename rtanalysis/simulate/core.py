@@ -26,9 +26,10 @@ DESIGN_NAME = "design.json"
 class Simulation:
     """One simulated benchmark: the design, its seed, the logs and the known truth.
 
-    ``truth``: one row per model × task type × timed clock (see :func:`engine.truth_table`).
-    ``episodes`` / ``decisions``: the latent per-episode and per-decision values (capable,
-    fatal miss, exact probabilities) behind the logs, for checks against observed rates.
+    ``truth``: one row per model × task type × timed clock (see
+    :func:`~rtanalysis.simulate.engine.truth_table`). ``episodes`` / ``decisions``: the latent per-episode and
+    per-decision values (capable, fatal miss, exact probabilities) behind the logs, for checks against
+    observed rates.
     """
 
     design: Design
@@ -140,9 +141,9 @@ def simulate_misspec(design: Design, spec: Misspec, seed: int = 0, reps: int = 4
 def simulate(design: str | Design = "mixed", seed: int = 0, **overrides) -> Simulation:
     """Simulate a benchmark with known truth.
 
-    ``design``: a preset name (see :data:`PRESETS`) or a :class:`Design`; ``overrides`` replace
-    design fields (``tasks=``/``seeds=`` are short for ``n_tasks``/``seeds_per_task``).
-    The same design and seed give identical records, truth and files.
+    ``design``: a preset name (see :data:`~rtanalysis.simulate.presets.PRESETS`) or a
+    :class:`~rtanalysis.simulate.Design`; ``overrides`` replace design fields (``tasks=``/``seeds=`` are short
+    for ``n_tasks``/``seeds_per_task``). The same design and seed give identical records, truth and files.
     """
     if isinstance(design, str) and design in MISSPEC_PRESETS:  # misspecified generators (simulate/misspec.py)
         base, spec = MISSPEC_PRESETS[design]

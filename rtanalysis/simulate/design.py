@@ -20,11 +20,11 @@ QUANTUM = {"s": 1e-4, "tokens": 1.0}
 class ModelSpec:
     """One system under test.
 
-    skill: logit effect on content correctness (higher = more capable).
-    log_latency: added to every task type's log median latency (higher = slower).
-    silence: probability that a timed decision gets no action at all.
-    coverage: share of the design's (task, seed) units this model was run on (a nested random
-        subset shared by all models, so low-coverage models stay paired with the rest).
+    * ``skill``: logit effect on content correctness (higher = more capable).
+    * ``log_latency``: added to every task type's log median latency (higher = slower).
+    * ``silence``: probability that a timed decision gets no action at all.
+    * ``coverage``: share of the design's (task, seed) units this model was run on (a nested random
+      subset shared by all models, so low-coverage models stay paired with the rest).
     """
 
     name: str
@@ -38,16 +38,16 @@ class ModelSpec:
 class TaskTypeSpec:
     """One task family (the unit the hierarchical model pools over).
 
-    difficulty: logit effect subtracted from every model's skill.
-    latency_median: median latency of a model with ``log_latency = 0`` on an average item, in
-        ``time_unit``; latency_sd: SD of log latency.
-    windows: ``(open, close, weight)`` validity windows relative to ``t_obs``; each decision draws
-        one by weight (so ``sudden_disturbance`` mixes calm long windows with rare short ones).
-    n_steps: decisions per episode, an int or an inclusive ``(low, high)`` range drawn per episode.
-    fatality: probability that a missed window fails the episode (1 = every miss is fatal).
-    tick: step-clock period; a task type with a tick also runs under the ``step`` clock when the
-        design lists it, with window ``[0, tick]``.
-    give_up: latency beyond which the harness stops waiting: no action (``t_act`` null).
+    * ``difficulty``: logit effect subtracted from every model's skill.
+    * ``latency_median``: median latency of a model with ``log_latency = 0`` on an average item, in
+      ``time_unit``; ``latency_sd``: SD of log latency.
+    * ``windows``: ``(open, close, weight)`` validity windows relative to ``t_obs``; each decision draws
+      one by weight (so ``sudden_disturbance`` mixes calm long windows with rare short ones).
+    * ``n_steps``: decisions per episode, an int or an inclusive ``(low, high)`` range drawn per episode.
+    * ``fatality``: probability that a missed window fails the episode (1 = every miss is fatal).
+    * ``tick``: step-clock period; a task type with a tick also runs under the ``step`` clock when the
+      design lists it, with window ``[0, tick]``.
+    * ``give_up``: latency beyond which the harness stops waiting: no action (``t_act`` null).
     """
 
     name: str
@@ -75,17 +75,17 @@ class TaskTypeSpec:
 class Design:
     """A benchmark design: models × task types × clocks × tasks × seeds, fully paired.
 
-    n_tasks: items per task type; seeds_per_task: environment seeds per item. Every model runs the
-    same (task, seed) units under every clock (up to its ``coverage``).
-    sd_item / sd_step: SD of item (task) and decision difficulty (logit), shared across models.
-    sd_model_task: SD of the model × task-type interaction (logit); ``interactions`` adds fixed
-        ``{(model, task_type): logit}`` effects on top.
-    latency_item_coef: log-latency added per logit unit of item/decision difficulty (> 0: hard
-        items are both slower and more often wrong).
-    latency_df: Student-t degrees of freedom of log latency (None: normal, i.e. lognormal latency).
-    fallback_clocks: clocks under which a late decision plays a default action (``fallback``).
-    labelled: log ``correct_at_obs`` and ``valid_at_exec``; when false only success, latencies and
-        windows remain.
+    * ``n_tasks``: items per task type; ``seeds_per_task``: environment seeds per item. Every model runs the
+      same (task, seed) units under every clock (up to its ``coverage``).
+    * ``sd_item`` / ``sd_step``: SD of item (task) and decision difficulty (logit), shared across models.
+    * ``sd_model_task``: SD of the model × task-type interaction (logit); ``interactions`` adds fixed
+      ``{(model, task_type): logit}`` effects on top.
+    * ``latency_item_coef``: log-latency added per logit unit of item/decision difficulty (> 0: hard
+      items are both slower and more often wrong).
+    * ``latency_df``: Student-t degrees of freedom of log latency (None: normal, i.e. lognormal latency).
+    * ``fallback_clocks``: clocks under which a late decision plays a default action (``fallback``).
+    * ``labelled``: log ``correct_at_obs`` and ``valid_at_exec``; when false only success, latencies and
+      windows remain.
     """
 
     name: str
@@ -116,6 +116,7 @@ class Design:
         return replace(self, **overrides)
 
     def to_dict(self) -> dict:
+        """The design as plain data (JSON-ready: ``interactions`` as ``[model, task_type, logit]`` rows)."""
         d = asdict(self)
         d["interactions"] = [[m, k, v] for (m, k), v in sorted(self.interactions.items())]
         return d

@@ -251,6 +251,7 @@ def median_latency(mu: np.ndarray, sigma: np.ndarray, cell: np.ndarray, n_cells:
     return np.exp((lo + hi) / 2)
 
 
+#: the columns of a simulation's ``truth`` table
 TRUTH_COLUMNS = ["model", "task_type", "clock", "time_unit", "n_episodes", "n_decisions", "mean_steps",
                  "p_capable", "p_timely", "p_success", "share_timing", "p_timely_marginal", "p_correct",
                  "p_on_time", "p_early", "p_late", "p_silent", "median_latency"]

@@ -41,6 +41,7 @@ from .engine import TRUTH_COLUMNS, simulate_arrays
 KINDS = ("none", "speed_accuracy", "bimodal", "clock_adaptive", "tick_latency")
 #: latency scales scored as counterfactuals (besides λ = 1 and ``as:<model>``)
 LAMBDAS = (0.5, 2.0)
+#: the columns of the counterfactual truth frame
 COUNTERFACTUAL_TRUTH_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "p_success"]
 _CLOCK = {c: i for i, c in enumerate(schema.CLOCKS)}
 _NO_GIVE_UP = np.int64(2**62)
@@ -196,9 +197,10 @@ def _cells(design: Design, ep: dict) -> list[tuple[int, int, int, np.ndarray]]:
 def mc_truth(design: Design, spec: Misspec, arrays: dict, reps: int = 400, seed: int = 0,
              lambdas=LAMBDAS) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(truth, counterfactual truth, per-episode probabilities) by Monte Carlo over ``reps`` re-runs
-    of every episode on its realised environment. ``truth`` has :data:`.engine.TRUTH_COLUMNS`;
-    the counterfactual frame has :data:`COUNTERFACTUAL_TRUTH_COLUMNS` (scenario ``scale`` at λ = 1
-    and ``lambdas``, ``as:<model>`` for every other model)."""
+    of every episode on its realised environment. ``truth`` has
+    :data:`~rtanalysis.simulate.engine.TRUTH_COLUMNS`; the counterfactual frame has
+    :data:`~rtanalysis.simulate.misspec.COUNTERFACTUAL_TRUTH_COLUMNS` (scenario ``scale`` at λ = 1 and
+    ``lambdas``, ``as:<model>`` for every other model)."""
     ctx = _Context.of(design, spec, arrays)
     S = _mc_sums(ctx, reps, seed, lambdas)
     ep, dec = ctx.ep, ctx.dec
@@ -267,8 +269,8 @@ def simulate_misspec_arrays(design: Design, spec: Misspec, seed: int, reps: int 
 
 
 def counterfactual_truth(sim, reps: int = 400, lambdas=LAMBDAS) -> pd.DataFrame:
-    """p_success at λ = 1, ``lambdas`` and ``as:<model>`` of any :class:`Simulation` (a misspecified
-    one returns its own; a well-specified one is re-run by Monte Carlo with ``kind="none"``)."""
+    """p_success at λ = 1, ``lambdas`` and ``as:<model>`` of any :class:`~rtanalysis.simulate.Simulation` (a
+    misspecified one returns its own; a well-specified one is re-run by Monte Carlo with ``kind="none"``)."""
     own = getattr(sim, "counterfactual_truth", None)
     if own is not None:
         return own

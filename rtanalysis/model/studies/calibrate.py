@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 KEYS = ["model", "task_type", "clock"]
+#: the quantities whose posteriors are scored against the truth
 CHECKED = ("p_capable", "p_timely", "p_success", "share_timing")
 #: latency scales scored as counterfactuals
 CF_LAMBDAS = (0.5, 2.0)
+#: the counterfactual quantities scored with ``counterfactuals``
 CF_QUANTITIES = ("p_success@x0.5", "p_success@x2", "p_success@as")
 
 
@@ -71,8 +73,9 @@ def calibrate(preset: str, reps: int = 5, seed: int = 0, draws: int = 500, chain
     """Coverage of the ``ci_prob`` interval and mean absolute error per quantity over ``reps`` replicates
     (seeds ``seed``, ``seed+1``, ...). Returns a tidy frame: quantity, coverage, mae, n_cells, reps, the
     share of fits that passed the diagnostics, the worst R-hat and bulk ESS, the total divergences.
-    Quantities: :data:`CHECKED` and, with ``counterfactuals``, :data:`CF_QUANTITIES`.
-    ``return_scores``: also return the per-row scores (a second frame)."""
+    Quantities: :data:`~rtanalysis.model.studies.calibrate.CHECKED` and, with ``counterfactuals``,
+    :data:`~rtanalysis.model.studies.calibrate.CF_QUANTITIES`. ``return_scores``: also return the per-row
+    scores (a second frame)."""
     from ...simulate import PRESETS
     from ...simulate.presets import MISSPEC_PRESETS
 

@@ -21,6 +21,10 @@ from ...io import EpisodeSink, LoadResult
 
 @dataclass
 class ToyDesign:
+    """The toy benchmark's truth: per model ``(capability logit, log-latency mean)``, per task type
+    ``(capability logit shift, latency log shift, window close, fatality)``, the log-latency SD
+    ``sigma``, decisions per episode, items per task type, the ``silent_factor`` and the clocks."""
+
     models: dict[str, tuple[float, float]] = field(default_factory=lambda: {
         "model-a": (1.5, np.log(0.4)), "model-b": (0.3, np.log(1.0)), "model-c": (-0.5, np.log(0.6))})
     #: task_type -> (capability logit shift, latency log shift, window close, fatality)
