@@ -42,7 +42,7 @@ bench: install
 # `make install`, run the tests, and copy the new versions into environment.yml.
 lock: install
 	$(PY) -m uv --version >/dev/null 2>&1 || $(PY) -m pip install --quiet uv
-	$(PY) -m uv pip compile pyproject.toml --extra test --extra notebooks --extra inspect --python-version 3.12 \
+	$(PY) -m uv pip compile pyproject.toml --extra test --extra notebooks --extra inspect --extra docs --python-version 3.12 \
 		--annotation-style line --custom-compile-command "make lock" $(UPGRADE) -o $(LOCK)
 
 # The documentation site: docs/_build/html/index.html. Warnings are errors (-W), and so is every

@@ -2,7 +2,7 @@
 
 - every requirement in pyproject.toml is a range with a lower bound (no ``==`` pin that would clash
   with a user's environment), and admits the version the lock holds;
-- the lock holds every package pyproject.toml names (runtime, ``test``, ``notebooks`` and ``inspect`` extras);
+- the lock holds every package pyproject.toml names (runtime, ``test``, ``notebooks``, ``inspect`` and ``docs`` extras);
 - environment.yml pins exactly the lock's version of each package it lists, and lists them all;
 - the Makefile installs through the lock.
 """
@@ -18,7 +18,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKED_EXTRAS = ("test", "notebooks", "inspect")  # `make install` installs these; `bench` is optional and unlocked
+INSTALLED_EXTRAS = ("test", "notebooks", "inspect")  # `make install` installs these
+LOCKED_EXTRAS = INSTALLED_EXTRAS + ("docs",)  # and `make docs` this one; `bench` is optional and unlocked
 #: packages whose next major (for 0.x: minor) version is known or expected to break our use of them
 CAPPED = {"pymc", "pytensor", "arviz", "arviz-stats", "nutpie"}
 
@@ -95,7 +96,7 @@ def test_python_requirement_matches():
 def test_make_installs_through_the_lock():
     makefile = (ROOT / "Makefile").read_text()
     installed = re.search(r"pip install .*-c requirements\.lock .*-e \"\.\[([a-z,]+)\]\"", makefile)
-    assert installed and set(installed[1].split(",")) == set(LOCKED_EXTRAS), "`make` installs the locked extras"
+    assert installed and set(installed[1].split(",")) == set(INSTALLED_EXTRAS), "`make` installs the locked extras"
     assert all(f"--extra {e}" in makefile for e in LOCKED_EXTRAS), "`make lock` resolves the installed extras"
 
 
@@ -103,7 +104,7 @@ def test_make_installs_through_the_lock():
 def test_ci_runs_on_the_locked_versions():
     lock = _lock()
     wrong = {}
-    for req in _requirements():
+    for req in _requirements(INSTALLED_EXTRAS):
         name = canonicalize_name(req.name)
         try:
             have = version(req.name)

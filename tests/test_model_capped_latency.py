@@ -40,7 +40,7 @@ def test_the_rule():
     assert CAPPED_SHARE == 0.05
     # nearly constant = fewer than 3 distinct values, repeated: one tick length logged 50 times, or 2 values
     # among 6, is left out; one or two acted decisions that do not repeat are measured times and stay in
-    # (dropping them biased SBC: docs/model.md, SBC); a cell with no acted decision has nothing to learn from
+    # (dropping them biased SBC: CHANGELOG.md, sbc_dropped_cells); a cell with no acted decision has nothing to learn from
     assert informative_latency([50, 6, 1, 2, 0], [1, 2, 1, 2, 0], [0, 0, 0, 0, 0]).tolist() == [
         False, False, True, True, False]
 

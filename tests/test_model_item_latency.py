@@ -58,7 +58,7 @@ def test_item_latency_needs_the_normal_family(sim):
 @pytest.mark.slow
 def test_item_latency_recovers_the_decomposition_where_hard_items_are_slow():
     """``difficulty_latency`` (log-latency +0.8 per logit of difficulty): the default model's p_timely
-    is off by 0.17 on average there, every 90 % interval missing (docs/model.md, misspecification
+    is off by 0.17 on average there, every 90 % interval missing (docs/validation.md, misspecification
     table). With item time intensities the errors are of the size of the posterior spread: mean
     |error| ≤ 0.05 and root-mean-square standardised error ≤ 2 (SD from the 90 % interval), and the
     latency checks (run on item-adjusted latencies) do not flag the fit."""

@@ -96,7 +96,7 @@ def test_latency_by_correctness_recovers_the_speed_accuracy_preset():
     """``speed_accuracy`` (logit P(correct) +1 per SD of the decision's own log-latency deviation: the
     correct decisions are the slow ones): errors of the size of the posterior spread, and the shift is
     negative (wrong decisions faster) in every cell. (One replicate cannot tell the default model's
-    +0.012 bias in p_timely from noise; the 24-replicate study does: docs/model.md.)"""
+    +0.012 bias in p_timely from noise; the 24-replicate study does: docs/validation.md.)"""
     from rtanalysis.model import fit
 
     sim = simulate("speed_accuracy", seed=100, labelled=True)

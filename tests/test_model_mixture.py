@@ -98,7 +98,7 @@ def test_chains_start_on_the_side_each_model_is_skewed_to(sim):
 @pytest.mark.slow
 def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
     """``bimodal`` (30 % of decisions in a reasoning mode, log-latency +1.4, within-mode SD 0.5): the default family's
-    90 % intervals of p_timely cover 0.28 of cells (docs/model.md, misspecification table). With
+    90 % intervals of p_timely cover 0.28 of cells (docs/validation.md, misspecification table). With
     the mixture family the errors are of the size of the posterior spread (mean |error| ≤ 0.05,
     RMS standardised error ≤ 2), the modes are recovered, and the latency checks do not flag it."""
     from rtanalysis.model import fit

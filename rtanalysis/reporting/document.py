@@ -58,7 +58,7 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
     if fit is not None and dec is not None and dec["task_type"].nunique() > 1 and (dec["clock"] != "paused").any():
         out["harmony"] = (harmony(fit, ci_prob),
                           "Harmony across task types (1 − normalised Gini of the per-type values, per posterior "
-                          f"draw; `docs/metrics.md`) of P(capable) and P(timely | capable), with {p} intervals: "
+                          f"draw; `docs/user-guide/measure.md`) of P(capable) and P(timely | capable), with {p} intervals: "
                           "1 = uniform across task types, low = concentrated in a few (a model whose timing "
                           "failures sit in one task type has low timely harmony).")
     ps, _ = prior_sensitivity_of(fit)
@@ -254,7 +254,7 @@ def check_blocks(ppc) -> list[dict]:
              f"p = {r.p_value:.2g}) — {r.advice}" for r in bad.itertuples()]
     text = (intro + f"{len(bad)} flagged. The data show something the model does not represent; intervals "
             "that rest on it may be too narrow (which misspecification each check catches, and what it does "
-            "to the intervals: `docs/model.md`, Misspecification).")
+            "to the intervals: `docs/validation.md`).")
     return [{"kind": "p", "text": text}, {"kind": "list", "items": items}]
 
 
@@ -294,7 +294,7 @@ def sensitivity_blocks(fit) -> list[dict]:
             "(more data for these rows, or a prior that is stated and defended)"
             + (f"; {more} more in `tables/prior_sensitivity.csv`" if more > 0 else "")
             + f". From {n_draws} draws; the diagnostic's own Monte Carlo noise is about 0.01 at 4000 draws and "
-            "0.025 at 1000 (`docs/model.md`), so a value just above 0.05 is a weak signal.")
+            "0.025 at 1000 (`docs/user-guide/fit.md`), so a value just above 0.05 is a weak signal.")
     return [{"kind": "p", "text": text}, {"kind": "list", "items": items}]
 
 

@@ -20,7 +20,7 @@ def add_cli(sub) -> None:
     p.add_argument("--format", default="auto", choices=["auto", *FORMATS], help="input format (default: detect)")
     p.add_argument("--progress", action="store_true", default=None,
                    help="force a progress bar (default: shown for large inputs)")
-    scale = p.add_argument_group("scale (docs/scale.md)")
+    scale = p.add_argument_group("scale (docs/user-guide/scale.md)")
     scale.add_argument("--dataset", action="store_true",
                        help="write episodes/ and steps/ as a Parquet dataset partitioned by model (instead of "
                             "episodes.parquet, steps.parquet); `fit DIR` and `report DIR` read it")

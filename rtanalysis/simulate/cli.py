@@ -10,7 +10,7 @@ def add_cli(subparsers) -> None:
     p = subparsers.add_parser("simulate", help="simulate a realtime benchmark with known truth",
                               description="Write DIR/episodes.jsonl.gz (rtlog v1), DIR/truth.csv and DIR/design.json.")
     p.add_argument("--preset", default="mixed", choices=sorted(PRESETS) + sorted(MISSPEC_PRESETS),
-                   help="design preset (default: mixed); misspecified ones in docs/simulate.md")
+                   help="design preset (default: mixed); misspecified ones in docs/user-guide/simulate.md")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--tasks", type=int, help="items per task type (default: the preset's)")
