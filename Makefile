@@ -60,6 +60,7 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 docs-install: $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
+	@rm -rf docs/generated  # autosummary's stubs: made anew, so a renamed module leaves none behind
 	$(PY) -m sphinx -W --keep-going -n -b html $(SPHINXOPTS) docs docs/_build/html
 	@echo "open docs/_build/html/index.html"
 

@@ -171,8 +171,17 @@ def write_generated_tables() -> None:
              "|---|---|" + "---|" * len(scenarios)]
     arows += [f"| `{key}` | {_cell(text)} | " + " | ".join("✓" if key in SCENARIO_ASSUMPTIONS[s] else "" for s in scenarios) + " |"
               for key, text in COUNTERFACTUAL_ASSUMPTIONS.items()]
+    from rtanalysis.model.spec import PARTS, STRUCTURES, parts_of
+
+    srows = ["| structure | parts | latency families | CLI |", "|---|---|---|---|"]
+    for s in STRUCTURES:
+        parts = sorted(parts_of(s), key=list(PARTS).index)
+        normal = any(PARTS[q].normal_only for q in parts)
+        flags = " ".join(f"`--{q.replace('_', '-')}`" for q in parts) or "(none)"
+        srows.append(f"| `{s}` | {', '.join(f'`{q}`' for q in parts) or '—'} | "
+                     f"{'normal' if normal else 'normal, t, mixture'} | {flags} |")
     GENERATED.mkdir(exist_ok=True)
-    for name, lines in (("priors.md", rows), ("assumptions.md", arows)):
+    for name, lines in (("priors.md", rows), ("assumptions.md", arows), ("structures.md", srows)):
         text = "\n".join(lines) + "\n"
         path = GENERATED / name
         if not path.exists() or path.read_text() != text:
