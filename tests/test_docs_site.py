@@ -22,14 +22,14 @@ Skipped when Chromium is missing outside CI; in CI (``CI=true``) a missing brows
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.browser import chromium, page_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(name="docs_site")]
 
@@ -41,26 +41,10 @@ NOTEBOOKS = ROOT / "notebooks"
 #: the pages a reader opens first; every gallery page is checked as well
 KEY_PAGES = ["index.html", "getting-started.html", "user-guide/index.html", "user-guide/fit.html", "model.html",
              "validation.html"]
-CHECK_ID = "rtanalysis-docs-check"
-CHECK_SCRIPT = f"""
-<script id="{CHECK_ID}-script">
-window.addEventListener("load", () => {{
-  const imgs = Array.from(document.images);
-  const out = {{
-    n_images: imgs.length,
-    broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute("src")),
-    figure_cells: document.querySelectorAll(".cell.tag_figure").length,
+#: what the docs' check adds to :func:`tests.browser.check_script`'s report
+DOCS_FIELDS = """figure_cells: document.querySelectorAll(".cell.tag_figure").length,
     figures_shown: Array.from(document.querySelectorAll(".cell.tag_figure")).filter(
-      c => Array.from(c.querySelectorAll(".cell_output img")).some(i => i.complete && i.naturalWidth > 0)).length,
-    title: document.title,
-  }};
-  const pre = document.createElement("pre");
-  pre.id = "{CHECK_ID}";
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-}});
-</script>
-"""
+      c => Array.from(c.querySelectorAll(".cell_output img")).some(i => i.complete && i.naturalWidth > 0)).length,"""
 
 
 def build_site() -> None:
@@ -76,15 +60,6 @@ def site() -> Path:
     return HTML
 
 
-def chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe:
-        return exe
-    if os.environ.get("CI") == "true":
-        pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
-    pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
-
-
 def figure_cells(name: str) -> int:
     nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
     return sum("figure" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
@@ -95,23 +70,7 @@ def gallery_names() -> list[str]:
 
 
 def page_report(exe: str, page: Path, profile: Path) -> dict:
-    """Open a copy of ``page`` (next to it, so its relative links resolve) with the check script."""
-    html = page.read_text()
-    assert "</body>" in html, page
-    probe = page.with_name(f".check-{page.name}")
-    probe.write_text(html.replace("</body>", CHECK_SCRIPT + "</body>", 1))
-    try:
-        cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-               "--allow-file-access-from-files", f"--user-data-dir={profile}", "--window-size=1280,2400",
-               "--virtual-time-budget=15000", "--dump-dom", probe.as_uri()]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
-    finally:
-        probe.unlink()
-    assert done.returncode == 0, f"chromium failed on {page} ({done.returncode}): {done.stderr[-2000:]}"
-    found = re.search(rf'<pre id="{CHECK_ID}"[^>]*>(.*?)</pre>', done.stdout, re.S)  # the theme adds attributes
-    assert found, f"{page}: the check script did not run"
-    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    return page_check(exe, page, profile, DOCS_FIELDS, budget_ms=15000)
 
 
 def test_site_builds_with_every_page(site):

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,51 +22,17 @@ import numpy as np
 import orjson
 import pytest
 
+from tests.browser import HEIGHT, WIDTH, chromium, page_check, run_browser
+
 pytestmark = pytest.mark.slow
 
-WIDTH, HEIGHT = 1280, 2400
 EVIL = "<b>evil</b><script>document.title='pwned'</script>"
-CHECK_ID = "rtanalysis-browser-check"
-# appended to a copy of report.html; runs after every image has loaded or failed
-CHECK_SCRIPT = f"""
-<script id="{CHECK_ID}-script">
-window.addEventListener("load", () => {{
-  const imgs = Array.from(document.images);
-  const out = {{
-    n_images: imgs.length,
-    broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt),
-    scroll_width: document.documentElement.scrollWidth,
+#: what the report's check adds to :func:`tests.browser.check_script`'s report
+REPORT_FIELDS = f"""scroll_width: document.documentElement.scrollWidth,
     window_width: window.innerWidth,
     n_scripts: document.scripts.length,
     bold_evil: Array.from(document.querySelectorAll("b")).filter(b => b.textContent === "evil").length,
-    title: document.title,
-    evil_as_text: document.body.textContent.includes({json.dumps(EVIL).replace("</", "<\\/")}),
-  }};
-  const pre = document.createElement("pre");
-  pre.id = "{CHECK_ID}";
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-}});
-</script>
-"""
-
-
-def chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe:
-        return exe
-    if os.environ.get("CI") == "true":
-        pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
-    pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
-
-
-def run_browser(exe: str, profile: Path, *args: str) -> str:
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-           f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}", "--virtual-time-budget=10000", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
-    assert done.returncode == 0, f"chromium failed ({done.returncode}): {done.stderr[-2000:]}"
-    return done.stdout
+    evil_as_text: document.body.textContent.includes({json.dumps(EVIL).replace("</", "<\\/")}),"""
 
 
 def write_logs_with_an_html_model_name(out: Path) -> Path:
@@ -99,15 +62,7 @@ def report_html(tmp_path_factory) -> Path:
 
 def test_every_figure_loads_nothing_overflows_and_html_in_a_name_stays_text(report_html, tmp_path):
     exe = chromium()
-    page = tmp_path / "checked.html"
-    page.write_text(report_html.read_text(encoding="utf-8").replace("</body>", CHECK_SCRIPT + "</body>"),
-                    encoding="utf-8")
-    dom = run_browser(exe, tmp_path / "profile", "--dump-dom", page.as_uri())
-    found = re.search(rf'<pre id="{CHECK_ID}">(.*?)</pre>', dom, re.S)
-    assert found, "the check script did not run: " + dom[-500:]
-    import html
-
-    seen = json.loads(html.unescape(found[1]))
+    seen = page_check(exe, report_html, tmp_path / "profile", REPORT_FIELDS)
     assert seen["n_images"] >= 3, seen
     assert seen["broken"] == [], f"figures that did not load: {seen['broken']}"
     assert seen["window_width"] == WIDTH
