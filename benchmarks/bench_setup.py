@@ -26,7 +26,7 @@ def leaderboard_log_like(seed: int = 58):
     import numpy as np
 
     from rtanalysis.simulate import simulate
-    from rtanalysis.simulate.design import Design, ModelSpec
+    from rtanalysis.simulate.design import Design, AgentSpec
     from rtanalysis.simulate.presets import LONG_HORIZON
 
     rng = np.random.default_rng(seed)
@@ -34,7 +34,7 @@ def leaderboard_log_like(seed: int = 58):
     rng.shuffle(cover)
     skill = rng.normal(0.3, 0.8, 58)
     lat = 0.35 * (skill - 0.3) + rng.normal(0.0, 0.35, 58)
-    models = tuple(ModelSpec(f"m{i:02d}", skill=float(skill[i]), log_latency=float(lat[i]),
+    models = tuple(AgentSpec(f"m{i:02d}", skill=float(skill[i]), log_latency=float(lat[i]),
                              coverage=float(cover[i])) for i in range(58))
     design = Design("log58", models, (LONG_HORIZON,), clocks=("paused",), n_tasks=20, seeds_per_task=5)
     return simulate(design, seed=seed).load()

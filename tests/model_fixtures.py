@@ -1,25 +1,21 @@
-"""Shared, cached fits for the model tests: each fit runs once per test session (worker)."""
+"""The model tests' small designs, registered as data sets of :mod:`tests.fits` (``toy``,
+``degenerate``), and their shared fits."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from rtanalysis.io import EpisodeSink
 from rtanalysis.model.studies.toy import ToyDesign, toy_load, toy_truth
+from tests.fits import data_set, shared_fit
 
-TOY_DRAWS = dict(draws=300, chains=2, seed=0, progress=False, tune=None)
 
 
-@lru_cache(maxsize=None)
+@data_set("toy")
 def toy_data(labelled: bool, n_per_cell: int = 60, seed: int = 3):
     return toy_load(ToyDesign(), n_per_cell=n_per_cell, seed=seed, labelled=labelled)
 
 
-@lru_cache(maxsize=None)
 def toy_fit(labelled: bool):
-    from rtanalysis import fit
-
-    return fit(toy_data(labelled), **TOY_DRAWS)
+    return shared_fit("toy", labelled=labelled)
 
 
 def truth():
@@ -31,7 +27,7 @@ def _ep(i, model, task_type, clock, success, steps, task="t0"):
             "clock": clock, "success": success, "steps": steps}
 
 
-@lru_cache(maxsize=None)
+@data_set("degenerate")
 def degenerate_data():
     """Awkward cells: a model that never succeeds, one that always does, a task type with one model,
     a cell with one episode, a cell with no latencies, a paused-only cell, and no task ids."""
@@ -59,9 +55,6 @@ def degenerate_data():
     return sink.finish()
 
 
-@lru_cache(maxsize=None)
 def degenerate_fit():
-    from rtanalysis import fit
-
     # separation (never/always succeeding models) makes long trajectories: fewer draws keep it cheap
-    return fit(degenerate_data(), **{**TOY_DRAWS, "draws": 150, "tune": 200})
+    return shared_fit("degenerate", draws=150, tune=200)

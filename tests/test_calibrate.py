@@ -9,6 +9,7 @@ import pytest
 from rtanalysis.model.studies.calibrate import score_counterfactuals
 from rtanalysis.model.checks import family_flags, is_extreme, predictive_p_value, replicate_quantiles
 from rtanalysis.model.families import FAMILIES
+from tests.fits import shared_fit
 
 
 def test_score_counterfactuals_labels_and_coverage():
@@ -159,16 +160,13 @@ def test_item_latency_check_flags_slow_hard_items_without_labels():
 
 def _within_item_rows(preset, seed):
     """A default fit's ``latency_success_within_items`` rows on an unlabelled preset, and the fit."""
-    from rtanalysis.model import fit
-    from rtanalysis.simulate import simulate
-
-    res = fit(simulate(preset, seed=seed, labelled=False).load(), draws=200, chains=2, seed=seed, progress=False,
-              tune=None)
+    res = shared_fit("preset", preset=preset, sim_seed=seed, labelled=False, draws=200, seed=seed)
     checks = res.ppc()
     return checks[checks["check"] == "latency_success_within_items"], res
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("within_item_fits")  # shared fits (_within_item_rows)
 def test_within_item_latency_success_check_flags_speed_accuracy_without_labels():
     """Unlabelled logs: where thinking longer helps (``speed_accuracy``), the episodes of an item that
     took longer succeed more often among those that missed nothing, so the covariance is positive in
@@ -184,6 +182,7 @@ def test_within_item_latency_success_check_flags_speed_accuracy_without_labels()
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("within_item_fits")  # shared fits (_within_item_rows)
 def test_within_item_latency_success_check_matches_a_per_episode_replicate():
     """One cell's row against the statistic computed from the frames with pandas and against per-episode
     Bernoulli replicates: the same observed covariance (each episode's P(capable) from the fit), and the

@@ -11,9 +11,16 @@ import pytest
 
 import rtanalysis
 from rtanalysis import cli
+from tests.fits import data_set, shared_fit
 
 ROOT = Path(__file__).resolve().parent.parent
 NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+@data_set("realtimegym_example")
+def realtimegym_example():
+    """The bundled RealtimeGym example (runs the harness wrote, converted)."""
+    return rtanalysis.load(rtanalysis.example_data("realtimegym"))
 
 
 def test_bundled_example_is_the_conversion_of_the_fixtures(tmp_path):
@@ -75,9 +82,7 @@ def test_predicted_miss_share_agrees_with_the_logged_fallbacks():
     # posterior predictive interval of the logged share in >= 90% of cells. Token-mode latencies are
     # capped at the budget (a capped latency is not a miss), seconds-mode ones are the tick: no cell
     # may turn a latency tail into misses the logs do not show.
-    from rtanalysis import fit, load
-
-    res = fit(load(rtanalysis.example_data("realtimegym")), draws=300, chains=2, seed=1, progress=False, tune=None)
+    res = shared_fit("realtimegym_example", seed=1)
     ppc = res.ppc()
     shares = ppc[ppc["check"] == "share_late_or_silent"]
     assert len(shares) == 6

@@ -2,20 +2,19 @@
 in unlabelled data one success after a miss (a forgiven or mislogged miss) must not rule the branch
 out, while many such successes must."""
 
-from functools import lru_cache
-
 import numpy as np
 import pytest
 from scipy.special import expit
 
 from rtanalysis.io import EpisodeSink
+from tests.fits import data_set, shared_fit
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 
 N_EP, N_DEC, CLOSE = 150, 4, 2.0
 
 
-@lru_cache(maxsize=None)
+@data_set("always_fatal")
 def fatal_data(forgiven: int, seed: int = 2):
     """Two models, one task type, unlabelled; every miss kills, except ``forgiven`` episodes that
     missed and are logged as successes anyway."""
@@ -38,9 +37,7 @@ def fatal_data(forgiven: int, seed: int = 2):
 
 
 def p_always_fatal(forgiven: int) -> float:
-    from rtanalysis import fit
-
-    res = fit(fatal_data(forgiven), draws=300, chains=2, seed=0, progress=False, tune=None)
+    res = shared_fit("always_fatal", forgiven=forgiven)
     log_odds = np.asarray(res.idata["posterior"]["always_fatal_log_odds"]).reshape(-1)
     return float(expit(log_odds).mean())
 

@@ -3,13 +3,12 @@ as RealtimeGym's token budget does): a latency at the close is not a miss, so th
 not turn into P(late); P(miss) comes from the logged fallbacks and the cell is flagged
 ``latency_informative = False``. A cell of continuous latencies is never flagged."""
 
-from functools import lru_cache
-
 import numpy as np
 import pytest
 
 from rtanalysis.io import EpisodeSink
 from rtanalysis.model.data import CAPPED_SHARE, aggregate, informative_latency
+from tests.fits import data_set, shared_fit
 
 CLOSE, N_DEC, N_EP = 4096.0, 5, 60
 #: per model: median tokens (log-normal, SD 1 on the log scale) and P(fallback) per decision
@@ -17,7 +16,7 @@ MEDIAN = {"short": 900.0, "long": 2500.0}
 Q = {"short": 0.02, "long": 0.08}
 
 
-@lru_cache(maxsize=None)
+@data_set("capped_latency")
 def capped_data(seed: int = 5, cap: bool = True):
     rng = np.random.default_rng(seed)
     sink = EpisodeSink()
@@ -58,9 +57,7 @@ def _frames(lr):
 
 @pytest.mark.slow
 def test_p_late_is_the_logged_fallback_rate_not_the_latency_tail():
-    from rtanalysis import fit
-
-    res = fit(capped_data(), draws=300, chains=2, seed=0, progress=False, tune=None)
+    res = shared_fit("capped_latency")
     dec = res.decomposition().set_index("model")
     assert not dec["latency_informative"].any()
     logged = res.steps.assign(m=res.steps["model"].astype(str)).groupby("m")["fallback"].mean()

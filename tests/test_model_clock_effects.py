@@ -9,6 +9,7 @@ import pytest
 from rtanalysis.model.data import aggregate
 from rtanalysis.schema import TIMED_CLOCKS
 from rtanalysis.simulate import simulate
+from tests.fits import shared_fit, simulated
 from tests.recovery import assert_recovered
 
 
@@ -55,12 +56,12 @@ def test_clock_effects_recover_an_agent_that_thinks_less_under_the_wall_clock(tm
     paused): errors of the size of the posterior spread (mean |error| ≤ 0.05, RMS standardised error
     ≤ 2) for p_capable, p_timely and share_timing, κ_m near −0.8, no check family flagged; the fit
     saved and read back gives the same decomposition."""
-    from rtanalysis.model import fit
     from rtanalysis.model import FitResult
 
-    sim = simulate("clock_adaptive", seed=100, labelled=False)
+    sim = simulated("clock_adaptive", 100, labelled=False)
     lr = sim.load()
-    res = fit(lr, "clock_effects", draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None)
+    res = shared_fit("preset", "clock_effects", preset="clock_adaptive", sim_seed=100, labelled=False, draws=400,
+                     seed=100, ci_prob=0.9)
     assert res.diagnostics["n_divergent"] == 0
     kappa = res.idata["posterior"]["timed_cap"].mean(("chain", "draw")).values
     assert np.abs(kappa + 0.8).max() < 0.35, kappa

@@ -2,13 +2,12 @@
 it): no P(late) from a zero-spread latency distribution; P(miss) comes from the logged fallbacks and
 the cell is flagged ``latency_informative = False``."""
 
-from functools import lru_cache
-
 import numpy as np
 import pytest
 
 from rtanalysis.io import EpisodeSink
 from rtanalysis.model.data import aggregate
+from tests.fits import data_set, shared_fit
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 
@@ -18,7 +17,7 @@ Q = {"fast": 0.1, "mid": 0.25, "slow": 0.45}
 CAP = {"fast": 0.7, "mid": 0.8, "slow": 0.6}  # P(all decisions content-correct)
 
 
-@lru_cache(maxsize=None)
+@data_set("constant_latency")
 def constant_latency_data(seed: int = 11):
     rng = np.random.default_rng(seed)
     sink = EpisodeSink()
@@ -48,9 +47,7 @@ def test_constant_cells_are_flagged_and_left_out_of_the_latency_likelihood():
 
 
 def test_p_timely_recovered_from_logged_fallbacks():
-    from rtanalysis import fit
-
-    res = fit(constant_latency_data(), draws=300, chains=2, seed=0, progress=False, tune=None)
+    res = shared_fit("constant_latency")
     dec = res.decomposition().set_index("model")
     assert not dec["latency_informative"].any()
     for model, q in Q.items():

@@ -9,6 +9,7 @@ from scipy.stats import norm
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.simulate import simulate
+from tests.fits import shared_fit, simulated
 from tests.recovery import assert_recovered
 
 
@@ -62,10 +63,9 @@ def test_item_latency_recovers_the_decomposition_where_hard_items_are_slow():
     table). With item time intensities the errors are of the size of the posterior spread: mean
     |error| ≤ 0.05 and root-mean-square standardised error ≤ 2 (SD from the 90 % interval), and the
     latency checks (run on item-adjusted latencies) do not flag the fit."""
-    from rtanalysis.model import fit
-
-    sim = simulate("difficulty_latency", seed=100, labelled=True)
-    res = fit(sim.load(), "item_latency", draws=400, chains=2, seed=100, ci_prob=0.9, progress=False, tune=None)
+    sim = simulated("difficulty_latency", 100, labelled=True)
+    res = shared_fit("preset", "item_latency", preset="difficulty_latency", sim_seed=100, labelled=True, draws=400,
+                     seed=100, ci_prob=0.9)
     assert res.spec.item_latency and res.diagnostics["n_divergent"] == 0
     assert_recovered(res, sim.truth)
     flags = res.ppc_flags()

@@ -4,6 +4,7 @@ known shift is recovered within its posterior spread and the check that flags th
 flagging; the ``speed_accuracy`` preset (thinking longer helps) is recovered."""
 
 import re
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from rtanalysis.model import ModelSpec
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.simulate import simulate
+from tests.fits import data_set, shared_fit, simulated
 from tests.recovery import assert_recovered
 
 
@@ -43,6 +45,7 @@ def test_latency_by_correctness_needs_the_normal_family_without_item_latency(tmp
 SHIFT = np.array([0.5, 0.0, -0.4, 0.3, -0.2, 0.0])
 
 
+@cache
 def _shifted(seed: int):
     """The well-specified ``mixed`` preset, labelled, with every content-wrong action's latency
     multiplied by exp(SHIFT[model]): latency now depends on correctness by a known δ per model (the
@@ -58,18 +61,29 @@ def _shifted(seed: int):
     return lr.episodes, steps, wrong
 
 
+@data_set("shifted_mixed")
+def _shifted_frames(seed: int):
+    episodes, steps, _ = _shifted(seed)
+    return episodes, steps
+
+
+def _small_fit():
+    """The one fit the derived-quantity and read-back tests share: labelled ``speed_accuracy``, small."""
+    return shared_fit("preset", "latency_by_correctness", preset="speed_accuracy", sim_seed=3, tasks=3, seeds=2,
+                      labelled=True, draws=60, chains=1, seed=3, tune=60)
+
+
 @pytest.mark.slow
 def test_a_known_shift_of_wrong_decisions_is_recovered_and_stops_the_check():
     """δ_mk recovered in every model × task type cell (24): |posterior mean − δ| ≤ 3.5 posterior SDs in
     all and 1.5 in root mean square, the 90 % interval covering δ in 19 or more; the latency-by-correctness check flags the default
     model on these data and not the model with the shift; the latency body and tail checks (on
     latencies less their class's shift) do not flag it either."""
-    from rtanalysis.model import checks, fit
+    from rtanalysis.model import checks
 
     episodes, steps, wrong = _shifted(seed=21)
     assert wrong.sum() > 300
-    res = fit((episodes, steps), "latency_by_correctness", draws=400, chains=2, seed=21, ci_prob=0.9, progress=False,
-              tune=None)
+    res = shared_fit("shifted_mixed", "latency_by_correctness", seed=21, draws=400, ci_prob=0.9)
     assert res.spec.latency_by_correctness and res.diagnostics["n_divergent"] == 0
     draws = res.idata["posterior"]["wrong_lat"].stack(s=("chain", "draw")).transpose("s", ...).values
     truth = np.broadcast_to(SHIFT[:, None], draws.shape[1:])
@@ -97,25 +111,23 @@ def test_latency_by_correctness_recovers_the_speed_accuracy_preset():
     correct decisions are the slow ones): errors of the size of the posterior spread, and the shift is
     negative (wrong decisions faster) in every cell. (One replicate cannot tell the default model's
     +0.012 bias in p_timely from noise; the 24-replicate study does: docs/validation.md.)"""
-    from rtanalysis.model import fit
-
-    sim = simulate("speed_accuracy", seed=100, labelled=True)
-    res = fit(sim.load(), "latency_by_correctness", draws=400, chains=2, seed=100, ci_prob=0.9, progress=False,
-              tune=None)
+    sim = simulated("speed_accuracy", 100, labelled=True)
+    res = shared_fit("preset", "latency_by_correctness", preset="speed_accuracy", sim_seed=100, labelled=True,
+                     draws=400, seed=100, ci_prob=0.9)
     assert res.diagnostics["n_divergent"] == 0
     assert_recovered(res, sim.truth)
     assert float(res.idata["posterior"]["wrong_lat"].mean(("chain", "draw")).max()) < 0
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("latency_by_correctness_small")  # one shared fit (_small_fit)
 def test_a_fit_with_it_is_written_and_read_back(tmp_path):
     """``to_dir`` records the option and ``from_dir`` aggregates the wrong decisions' sums again: the
     same decomposition and checks from the saved fit as from the fitted one."""
-    from rtanalysis.model import fit
     from rtanalysis.model import FitResult
 
-    lr = simulate("speed_accuracy", seed=3, tasks=3, seeds=2, labelled=True).load()
-    res = fit(lr, "latency_by_correctness", draws=60, chains=1, seed=3, progress=False, tune=60)
+    lr = simulated("speed_accuracy", 3, tasks=3, seeds=2, labelled=True).load()
+    res = _small_fit()
     assert res.data.latency_by_correctness and {"w_n", "w_s1", "w_n2", "q_wrong"} <= set(res.data.latency)
     back = FitResult.from_dir(res.to_dir(tmp_path / "fit"), lr)
     assert back.spec.latency_by_correctness and back._params.wrong_lat is not None
@@ -127,16 +139,14 @@ def test_a_fit_with_it_is_written_and_read_back(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("latency_by_correctness_small")  # one shared fit (_small_fit)
 def test_timing_uses_the_correct_decisions_and_shares_mix_in_the_wrong_ones():
     """The derived quantities at given draws: a capable episode's timing (p_timely, share_timing, the
     λ counterfactual) does not depend on the wrong decisions' shift δ; the decision-level shares do, and
     with δ = 0 they are those of one latency for all (no shift at all)."""
     from dataclasses import replace
 
-    from rtanalysis.model import fit
-
-    lr = simulate("speed_accuracy", seed=3, tasks=3, seeds=2, labelled=True).load()
-    res = fit(lr, "latency_by_correctness", draws=60, chains=1, seed=3, progress=False, tune=60)
+    res = _small_fit()
     p, der = res._params, res._deriver
     assert max(der._q_wrong.values()) > 0.1
     zero, slow = (replace(p, wrong_lat=np.full_like(p.wrong_lat, v)) for v in (0.0, 2.0))

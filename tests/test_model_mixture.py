@@ -11,6 +11,7 @@ from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.families import FAMILIES
 from rtanalysis.simulate import simulate
+from tests.fits import shared_fit, simulated
 from tests.recovery import assert_recovered
 
 
@@ -101,11 +102,9 @@ def test_mixture_recovers_the_decomposition_where_latency_has_two_modes():
     90 % intervals of p_timely cover 0.28 of cells (docs/validation.md, misspecification table). With
     the mixture family the errors are of the size of the posterior spread (mean |error| ≤ 0.05,
     RMS standardised error ≤ 2), the modes are recovered, and the latency checks do not flag it."""
-    from rtanalysis.model import fit
-
-    sim = simulate("bimodal", seed=100, labelled=False)
-    res = fit(sim.load(), ModelSpec("mixture"), draws=400, chains=2, seed=100, ci_prob=0.9, progress=False,
-              tune=None)
+    sim = simulated("bimodal", 100, labelled=False)
+    res = shared_fit("preset", ModelSpec("mixture"), preset="bimodal", sim_seed=100, labelled=False, draws=400, seed=100,
+                     ci_prob=0.9)
     assert res.diagnostics["n_divergent"] == 0
     post = res.idata["posterior"]
     # per model, label-free: a slow mode with 30 % of decisions, 1.4 / 0.5 within-mode SDs above the other

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from rtanalysis.model.studies.calibrate import score_fit
+from tests.fits import shared_fit, simulated
 
 from .model_fixtures import toy_fit, truth
 
@@ -66,11 +67,8 @@ def test_fatality_and_latency_recovered():
 
 
 def _mixed_fit(seed: int):
-    from rtanalysis import fit
-    from rtanalysis.simulate import simulate
-
-    sim = simulate("mixed", seed=seed, tasks=4, seeds=3, labelled=False)
-    return sim, fit(sim.load(), draws=300, chains=2, seed=0, progress=False, tune=None)
+    options = dict(tasks=4, seeds=3, labelled=False)
+    return simulated("mixed", seed, **options), shared_fit("preset", preset="mixed", sim_seed=seed, **options)
 
 
 @pytest.fixture(scope="module")

@@ -1,22 +1,19 @@
 """Prior sensitivity by power-scaling (arviz_stats): a task type with almost no data is flagged, a
 data-rich one is not; the log prior is PyMC's own prior log-density."""
 
-from functools import cache
-
 import numpy as np
 import pytest
 
 from rtanalysis.io import EpisodeSink
 from rtanalysis.model.studies.toy import ToyDesign, toy_records
+from tests.fits import data_set, shared_fit
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model")]
 
 
-@cache
-def rich_and_sparse_fit():
+@data_set("rich_and_sparse")
+def rich_and_sparse():
     """Three models on a data-rich task type (300 episodes per model) and on a sparse one (2)."""
-    from rtanalysis import fit
-
     rich = ToyDesign(task_types={"rich": (0.0, 0.0, 0.8, 0.6)}, clocks=("wall",))
     sparse = ToyDesign(task_types={"sparse": (-0.3, 0.3, 2.0, 0.3)}, clocks=("wall",))
     sink, line = EpisodeSink(), 0
@@ -25,10 +22,14 @@ def rich_and_sparse_fit():
             rec["episode_id"] = tag + rec["episode_id"]
             line += 1
             assert sink.add(rec, "toy", line)
+    return sink.finish()
+
+
+def rich_and_sparse_fit():
     # 2000 draws: the diagnostic's noise floor (independent noise draws) is then ≈ 0.018 per row, a
     # third of the threshold (at 1000 draws, ≈ 0.025, the rich rows' mean reached 0.046 in one run
     # after a change that only reordered a sum in the likelihood)
-    return fit(sink.finish(), draws=1000, chains=2, seed=0, progress=False, tune=500)
+    return shared_fit("rich_and_sparse", draws=1000, tune=500)
 
 
 def test_sparse_task_type_is_prior_sensitive_and_rich_one_is_not():
@@ -58,7 +59,7 @@ def test_log_prior_is_pymc_prior_density():
 
     res = rich_and_sparse_fit()
     post = res.idata["posterior"].to_dataset().isel(chain=[0], draw=slice(0, 5))
-    model = build_model(res.data, res.latency_family)
+    model = build_model(res.data, res.spec.latency_family)
     lp, ll = log_prior_likelihood(model, post)
     with model:
         ref = compute_log_prior(xr.DataTree.from_dict({"posterior": post}), extend_inferencedata=False,

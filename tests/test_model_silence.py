@@ -6,13 +6,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from rtanalysis.simulate import Design, ModelSpec, TaskTypeSpec, simulate
+from rtanalysis.simulate import AgentSpec, Design, TaskTypeSpec, simulate
+from tests.fits import data_set, shared_fit
 
 #: both ways to fall silent: a no-answer mode (``prone``) and a give-up at 3 s on ``tight``, which
 #: the slow model's long latencies reach; ``loose`` has no give-up (its silences are the mode's)
 DESIGN = Design(
     "silence",
-    models=(ModelSpec("prone", skill=0.5, log_latency=-0.2, silence=0.05), ModelSpec("slow", skill=0.8, log_latency=0.5)),
+    models=(AgentSpec("prone", skill=0.5, log_latency=-0.2, silence=0.05), AgentSpec("slow", skill=0.8, log_latency=0.5)),
     task_types=(
         TaskTypeSpec("tight", difficulty=-1.0, latency_median=1.0, latency_sd=0.5, windows=((0.0, 1.5, 1.0),),
                      n_steps=4, fatality=0.6, give_up=3.0),
@@ -44,11 +45,17 @@ def test_truth_p_silent_is_the_logged_no_action_share():
 
 
 @cache
-def _fitted():
-    from rtanalysis import fit
+def _simulated():
+    return simulate(DESIGN, seed=4)
 
-    sim = simulate(DESIGN, seed=4)
-    return sim, fit(sim.load(), draws=300, chains=2, seed=0, progress=False, tune=300)
+
+@data_set("silence_design")
+def _silence_design():
+    return _simulated().load()
+
+
+def _fitted():
+    return _simulated(), shared_fit("silence_design", tune=300)
 
 
 @pytest.mark.slow

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
-from scipy.special import expit
 
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate

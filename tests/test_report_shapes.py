@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from rtanalysis.cli import main
 from rtanalysis.simulate import simulate
-from rtanalysis.simulate.design import Design, ModelSpec, TaskTypeSpec
+from rtanalysis.simulate.design import Design, AgentSpec, TaskTypeSpec
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def make_design(n_models: int, n_types: int, clocks: str, unit: str, labelled: b
     if extreme:
         diffs[0] = -12.0
         diffs[-1] = 12.0 if n_types > 1 else diffs[-1]
-    models = tuple(ModelSpec(f"m{j:02d}", skill=0.4 * np.sin(j), log_latency=0.2 * np.cos(j),
+    models = tuple(AgentSpec(f"m{j:02d}", skill=0.4 * np.sin(j), log_latency=0.2 * np.cos(j),
                              coverage=0.15 if (single and j == 0) else 1.0) for j in range(n_models))
     return Design("shape", models, tuple(_task_type(i, u, d) for i, (u, d) in enumerate(zip(units, diffs))),
                   clocks=CLOCK_SETS[clocks], n_tasks=1 if single else 3, seeds_per_task=1 if single else 2,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from rtanalysis.io import load_rtlog
-from rtanalysis.simulate import PRESETS, Design, ModelSpec, TaskTypeSpec, simulate
+from rtanalysis.simulate import PRESETS, Design, AgentSpec, TaskTypeSpec, simulate
 from rtanalysis.simulate.cli import add_cli
 
 #: one xdist worker runs the whole file, so the module-scoped large simulation is built once
@@ -23,7 +23,7 @@ Z = 4.0  # tolerance in binomial standard errors
 #: step clock with fallback and give-up, silence, partial fatality, heavy tails, slow hard items
 SMALL = Design(
     "small",
-    models=(ModelSpec("fast", skill=0.2, log_latency=-0.4, silence=0.03), ModelSpec("slow", skill=1.0, log_latency=0.4)),
+    models=(AgentSpec("fast", skill=0.2, log_latency=-0.4, silence=0.03), AgentSpec("slow", skill=1.0, log_latency=0.4)),
     task_types=(
         TaskTypeSpec("ambush", difficulty=-1.5, latency_median=1.5, latency_sd=0.5,
                      windows=((0.8, 4.0, 0.8), (0.0, 1.5, 0.2)), n_steps=(2, 4), fatality=0.7),
@@ -170,7 +170,7 @@ def test_unlabelled_logs_drop_the_labels():
 def test_bad_design_names_the_field():
     tt = TaskTypeSpec("x", windows=((2.0, 1.0, 1.0),))
     with pytest.raises(ValueError, match=r"task_types\[x\]\.windows"):
-        Design("bad", (ModelSpec("m"),), (tt,))
+        Design("bad", (AgentSpec("m"),), (tt,))
     with pytest.raises(ValueError, match="unknown preset"):
         simulate("nope")
 

@@ -35,7 +35,7 @@ CLI (:mod:`rtanalysis.simulate.cli`): ``rtanalysis simulate --preset NAME --out 
 """
 
 from .core import Simulation, simulate
-from .design import Design, ModelSpec, TaskTypeSpec
+from .design import Design, AgentSpec, TaskTypeSpec
 from .presets import PRESETS
 
-__all__ = ["Design", "ModelSpec", "TaskTypeSpec", "PRESETS", "Simulation", "simulate"]
+__all__ = ["Design", "AgentSpec", "TaskTypeSpec", "PRESETS", "Simulation", "simulate"]

@@ -17,7 +17,7 @@ QUANTUM = {"s": 1e-4, "tokens": 1.0}
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class AgentSpec:
     """One system under test.
 
     * ``skill``: logit effect on content correctness (higher = more capable).
@@ -89,7 +89,7 @@ class Design:
     """
 
     name: str
-    models: tuple[ModelSpec, ...]
+    models: tuple[AgentSpec, ...]
     task_types: tuple[TaskTypeSpec, ...]
     clocks: tuple[str, ...] = ("paused", "wall")
     n_tasks: int = 12
@@ -125,7 +125,7 @@ class Design:
     def from_dict(cls, d: dict) -> "Design":
         """Inverse of :meth:`to_dict` (e.g. the ``design`` of a written ``design.json``)."""
         d = dict(d)
-        d["models"] = tuple(ModelSpec(**m) for m in d["models"])
+        d["models"] = tuple(AgentSpec(**m) for m in d["models"])
         d["task_types"] = tuple(
             TaskTypeSpec(**{**t, "windows": tuple(tuple(w) for w in t["windows"]),
                             "n_steps": t["n_steps"] if isinstance(t["n_steps"], int) else tuple(t["n_steps"])})

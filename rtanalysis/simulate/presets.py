@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .design import Design, ModelSpec, TaskTypeSpec
+from .design import Design, AgentSpec, TaskTypeSpec
 
 #: the example roster: distinct speed/skill trade-offs
 ROSTER = (
-    ModelSpec("strong-slow", skill=1.3, log_latency=0.55),
-    ModelSpec("strong-fast", skill=1.0, log_latency=-0.2),
-    ModelSpec("balanced", skill=0.4, log_latency=0.0),
-    ModelSpec("weak-fast", skill=-0.5, log_latency=-0.7),
-    ModelSpec("silent-prone", skill=0.7, log_latency=0.15, silence=0.04),
-    ModelSpec("deliberate", skill=0.9, log_latency=0.75),
+    AgentSpec("strong-slow", skill=1.3, log_latency=0.55),
+    AgentSpec("strong-fast", skill=1.0, log_latency=-0.2),
+    AgentSpec("balanced", skill=0.4, log_latency=0.0),
+    AgentSpec("weak-fast", skill=-0.5, log_latency=-0.7),
+    AgentSpec("silent-prone", skill=0.7, log_latency=0.15, silence=0.04),
+    AgentSpec("deliberate", skill=0.9, log_latency=0.75),
 )
 
 #: the four pressure families, as task types (seconds)
@@ -37,14 +37,14 @@ ADVERSARIAL_INTERRUPTION = TaskTypeSpec(
 FAMILIES = (HIGH_FREQUENCY, LONG_HORIZON, SUDDEN_DISTURBANCE, ADVERSARIAL_INTERRUPTION)
 
 
-def _leaderboard_roster(n: int = 60, seed: int = 60) -> tuple[ModelSpec, ...]:
+def _leaderboard_roster(n: int = 60, seed: int = 60) -> tuple[AgentSpec, ...]:
     """Sixty models: skill and slowness correlated (bigger is slower), unbalanced coverage."""
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.3, 0.8, n)
     lat = 0.35 * (skill - 0.3) + rng.normal(0.0, 0.35, n)
     silence = np.where(rng.random(n) < 0.15, rng.uniform(0.01, 0.06, n), 0.0)
     coverage = np.round(rng.choice([1.0, 1.0, 0.6, 0.3, 0.15], size=n), 2)
-    return tuple(ModelSpec(f"lb-{i:02d}", skill=round(float(skill[i]), 3), log_latency=round(float(lat[i]), 3),
+    return tuple(AgentSpec(f"lb-{i:02d}", skill=round(float(skill[i]), 3), log_latency=round(float(lat[i]), 3),
                            silence=round(float(silence[i]), 3), coverage=float(coverage[i])) for i in range(n))
 
 
