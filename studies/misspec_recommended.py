@@ -23,17 +23,17 @@ from misspec_study import coverage_table
 #: preset -> (score file in studies/results, the structure fitted), or {labelled: that} where the
 #: structure the checks point to depends on the labels
 RECOMMENDED = {  # 12 replicates each on the model of 2026-12-05 (24 for timeouts, partial_fatality, speed_accuracy)
-    "difficulty_latency": ("misspec_now12_item_latency_scores.csv", "item_latency=True"),
+    "difficulty_latency": ("misspec_now12_item_latency_scores.csv", "structure item_latency"),
     # labelled: the latency-by-correctness check flags it (6 of 6) and points to the shift of wrong
     # decisions; unlabelled: no structure can fit it (the within-item latency-success check flags it in
     # 20 of 24 fits, ppc_detection_within_items.txt, and the report says so), so the default model
-    "speed_accuracy": {True: ("misspec_speed_accuracy_by_correctness_24reps_scores.csv", "latency_by_correctness=True"),
+    "speed_accuracy": {True: ("misspec_speed_accuracy_by_correctness_24reps_scores.csv", "structure latency_by_correctness"),
                        False: ("misspec_speed_accuracy_24reps_scores.csv", "default")},
     "heavy_tail": ("misspec_now12_auto_scores.csv", "latency_family='auto'"),
     "bimodal": ("misspec_now12_auto_scores.csv", "latency_family='auto'"),
     "timeouts": ("misspec_timeouts_partial_24reps_scores.csv", "default"),
     "partial_fatality": ("misspec_timeouts_partial_24reps_scores.csv", "default"),
-    "clock_adaptive": ("misspec_now12_clock_effects_scores.csv", "clock_effects=True"),
+    "clock_adaptive": ("misspec_now12_clock_effects_scores.csv", "structure clock_effects"),
     "tick_latency": ("misspec_now12_default_scores.csv", "default"),
 }
 BAND = (0.85, 0.97)

@@ -54,8 +54,8 @@ from .families import at_model
 CHECK_FAMILIES = {
     "success_rate": ("success_rate", "success per cell is not reproduced: capability or timing that the "
                      "model's structure cannot represent (e.g. an agent less capable under the wall clock than "
-                     "paused: try clock_effects=True, rtanalysis report --clock-effects; item difficulty that "
-                     "also slows it: item_latency=True; or let PSIS-LOO choose: rtanalysis report --structure auto)"),
+                     "paused: try structure=\"clock_effects\" (rtanalysis report --clock-effects); item difficulty that "
+                     "also slows it: structure=\"item_latency\"; or let PSIS-LOO choose: rtanalysis report --structure auto)"),
     "success_given_misses": ("success_given_misses", "how missed windows end episodes is not reproduced "
                              "(fatality per task type)"),
     "success_sd_across_items": ("success_across_items", "success varies across items more (or less) than the "
@@ -78,7 +78,7 @@ CHECK_FAMILIES = {
     "latency_success_corr_across_items": ("latency_by_item", "slower items are solved less (or more) often: "
                                           "latency and difficulty are entangled across items (hard items slow the "
                                           "agent), which p_timely and the latency counterfactuals assume away; "
-                                          "try item_latency=True (rtanalysis report --item-latency), item time "
+                                          "try structure=\"item_latency\" (rtanalysis report --item-latency), item time "
                                           "intensities paired with the items' difficulty (docs/model.md), or "
                                           "--structure auto to let PSIS-LOO choose"),
     "latency_success_within_items": ("latency_by_outcome", "on the same item, episodes that took longer succeed "
@@ -86,14 +86,14 @@ CHECK_FAMILIES = {
                                      "entangled within items (thinking longer helps), which p_timely and the latency "
                                      "counterfactuals assume away (docs/model.md, Assumptions; a positive covariance "
                                      "makes p_timely optimistic). With decision labels logged (correct_at_obs): "
-                                     "latency_by_correctness=True (rtanalysis report --latency-by-correctness); "
+                                     "structure=\"latency_by_correctness\" (rtanalysis report --latency-by-correctness); "
                                      "without them no structure of the model can separate it"),
     "latency_correct_minus_wrong": ("latency_by_correctness", "correct and wrong decisions differ in latency: "
                                     "latency and correctness are entangled, which p_timely and the latency "
                                     "counterfactuals assume away (docs/model.md, Assumptions): thinking longer "
-                                    "helps: try latency_by_correctness=True (rtanalysis report "
+                                    "helps: try structure=\"latency_by_correctness\" (rtanalysis report "
                                     "--latency-by-correctness), wrong decisions with their own latency; hard items "
-                                    "slow the agent: item_latency=True; or --structure auto to let PSIS-LOO choose"),
+                                    "slow the agent: structure=\"item_latency\"; or --structure auto to let PSIS-LOO choose"),
 }
 #: "near the close": the last 10 % of the time to the window close
 NEAR_CLOSE = 0.1

@@ -24,7 +24,7 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "sd_model_type_cap": ("Fixed", {"value": 1.0}, "model × task-type interaction, zero-sum, Normal(0, 1) logit"),
     "sd_item_cap": ("HalfNormal", {"sigma": 1.0}, "spread of items (tasks) within each task type (logit)"),
     "timed_cap": ("Normal", {"mu": 0.0, "sigma": 1.0},
-                  "per model, capability logit under a timed clock minus paused (``clock_effects=True``): an "
+                  "per model, capability logit under a timed clock minus paused (structure part ``clock_effects``): an "
                   "agent that thinks less when the clock runs; identified by the model's paused episodes"),
     "length_cap": ("Normal", {"mu": 1.0, "sigma": 0.5},
                    "P(capable) = P(decision right)^(g·(n/g)^β): β = 1 when every decision must be right "
@@ -44,14 +44,14 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
     "s0": ("Normal", {"mu": "log_scale", "sigma": 1.0},
            "log of the within-cell SD of log-latency, centred at log 0.5 (SD 0.07-3.6 in 95%)"),
     "sd_item_lat": ("HalfNormal", {"sigma": 1.0},
-                    "item time intensity (``item_latency=True``): spread of items' log-latency effects within "
+                    "item time intensity (structure part ``item_latency``): spread of items' log-latency effects within "
                     "each task type (van der Linden's lognormal response-time model; LNIRT)"),
     "item_cap_per_lat": ("Normal", {"mu": 0.0, "sigma": 1.5},
-                         "per task type, item capability logit per unit of item time intensity (``item_latency=True``;"
+                         "per task type, item capability logit per unit of item time intensity (structure part ``item_latency``;"
                          " LNIRT's difficulty-intensity correlation in regression form); < 0: slow items are hard"),
     "wrong_lat": ("Normal", {"mu": 0.0, "sigma": 1.0},
                   "per model × task type, log-latency of content-wrong decisions minus correct ones "
-                  "(``latency_by_correctness=True``, labelled data): thinking longer helps (> 0 when wrong "
+                  "(structure part ``latency_by_correctness``, labelled data): thinking longer helps (> 0 when wrong "
                   "answers are slower, < 0 when they are faster); e ≈ 2.7× either way"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),

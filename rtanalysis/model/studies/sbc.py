@@ -180,11 +180,12 @@ def one_sbc(t: Template, prior, p_all, j: int, draws: int, chains: int, thin: in
     """Ranks of prior draw ``j`` among the thinned posterior of a fit to data generated from it (the fit
     has the prior's latency family and the template's clock effects and item time intensities)."""
     from ..fit import fit
+    from ..spec import ModelSpec
 
     p = p_all.take([j])
     recs = generate(t, p, np.random.default_rng([seed, j]))
-    res = fit(_load(recs), draws=draws, chains=chains, seed=seed + j, progress=False, tune=None,
-              latency_family=p.latency_family, clock_effects=t.data.clock_effects, item_latency=t.item_latency)
+    spec = ModelSpec.from_parts(p.latency_family, clock_effects=t.data.clock_effects, item_latency=t.item_latency)
+    res = fit(_load(recs), spec, draws=draws, chains=chains, seed=seed + j, progress=False, tune=None)
     post = res.idata["posterior"]
     rank_rng = np.random.default_rng([seed, j, 1])
     ranks, names = [], []
