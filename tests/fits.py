@@ -9,6 +9,7 @@ Tests that share a fit also share an ``xdist_group``, so the fit is made on one 
 
 from __future__ import annotations
 
+import inspect
 from functools import cache
 from typing import Callable
 
@@ -17,6 +18,8 @@ from rtanalysis.model import ModelSpec
 #: data set name -> the function that makes it from keyword arguments (a LoadResult or frames)
 DATA: dict[str, Callable] = {}
 _FITS: dict[tuple, object] = {}
+#: :func:`shared_fit`'s own arguments, which a data set's may not share
+FIT_ARGUMENTS = {"data", "spec", "seed", "draws", "chains", "tune", "ci_prob"}
 
 
 def data_set(name: str):
@@ -25,6 +28,10 @@ def data_set(name: str):
     def register(fn):
         if name in DATA:
             raise ValueError(f"data set {name!r} is registered twice")
+        # a data argument named like one of shared_fit's own would be taken as the sampling's
+        clash = set(inspect.signature(fn).parameters) & FIT_ARGUMENTS
+        if clash:
+            raise ValueError(f"data set {name!r}: rename its argument(s) {sorted(clash)} (e.g. seed -> sim_seed)")
         DATA[name] = cache(fn)
         return DATA[name]
 

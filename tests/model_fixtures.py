@@ -10,8 +10,8 @@ from tests.fits import data_set, shared_fit
 
 
 @data_set("toy")
-def toy_data(labelled: bool, n_per_cell: int = 60, seed: int = 3):
-    return toy_load(ToyDesign(), n_per_cell=n_per_cell, seed=seed, labelled=labelled)
+def toy_data(labelled: bool, n_per_cell: int = 60, sim_seed: int = 3):
+    return toy_load(ToyDesign(), n_per_cell=n_per_cell, seed=sim_seed, labelled=labelled)
 
 
 def toy_fit(labelled: bool):

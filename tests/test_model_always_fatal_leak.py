@@ -15,10 +15,10 @@ N_EP, N_DEC, CLOSE = 150, 4, 2.0
 
 
 @data_set("always_fatal")
-def fatal_data(forgiven: int, seed: int = 2):
+def fatal_data(forgiven: int, sim_seed: int = 2):
     """Two models, one task type, unlabelled; every miss kills, except ``forgiven`` episodes that
     missed and are logged as successes anyway."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(sim_seed)
     sink = EpisodeSink()
     line, left = 0, forgiven
     for model, med in (("quick", 0.9), ("slow", 1.3)):

@@ -17,8 +17,8 @@ Q = {"short": 0.02, "long": 0.08}
 
 
 @data_set("capped_latency")
-def capped_data(seed: int = 5, cap: bool = True):
-    rng = np.random.default_rng(seed)
+def capped_data(sim_seed: int = 5, cap: bool = True):
+    rng = np.random.default_rng(sim_seed)
     sink = EpisodeSink()
     for line, (model, e) in enumerate(((m, e) for m in MEDIAN for e in range(N_EP)), start=1):
         tokens = MEDIAN[model] * np.exp(rng.normal(0.0, 1.0, N_DEC))

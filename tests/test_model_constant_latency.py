@@ -18,8 +18,8 @@ CAP = {"fast": 0.7, "mid": 0.8, "slow": 0.6}  # P(all decisions content-correct)
 
 
 @data_set("constant_latency")
-def constant_latency_data(seed: int = 11):
-    rng = np.random.default_rng(seed)
+def constant_latency_data(sim_seed: int = 11):
+    rng = np.random.default_rng(sim_seed)
     sink = EpisodeSink()
     line = 0
     for model, q in Q.items():

@@ -62,8 +62,8 @@ def _shifted(seed: int):
 
 
 @data_set("shifted_mixed")
-def _shifted_frames(seed: int):
-    episodes, steps, _ = _shifted(seed)
+def _shifted_frames(sim_seed: int):
+    episodes, steps, _ = _shifted(sim_seed)
     return episodes, steps
 
 
@@ -83,7 +83,7 @@ def test_a_known_shift_of_wrong_decisions_is_recovered_and_stops_the_check():
 
     episodes, steps, wrong = _shifted(seed=21)
     assert wrong.sum() > 300
-    res = shared_fit("shifted_mixed", "latency_by_correctness", seed=21, draws=400, ci_prob=0.9)
+    res = shared_fit("shifted_mixed", "latency_by_correctness", sim_seed=21, seed=21, draws=400, ci_prob=0.9)
     assert res.spec.latency_by_correctness and res.diagnostics["n_divergent"] == 0
     draws = res.idata["posterior"]["wrong_lat"].stack(s=("chain", "draw")).transpose("s", ...).values
     truth = np.broadcast_to(SHIFT[:, None], draws.shape[1:])
