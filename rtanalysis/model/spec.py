@@ -153,10 +153,3 @@ class ModelSpec:
     def from_dict(cls, info: dict) -> "ModelSpec":
         """The spec :meth:`to_dict` wrote."""
         return cls(info["latency_family"], info["structure"])
-
-
-def parts_table():
-    """The structure parts as a table (part, summary, normal_only), for the docs."""
-    import pandas as pd
-
-    return pd.DataFrame([{"part": name, "summary": p.summary, "normal_only": p.normal_only} for name, p in PARTS.items()])
