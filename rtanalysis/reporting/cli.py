@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
 from ..model.cli import add_fit_arguments, fit_options, spec_from_args
+from ..model.fit import DEFAULT_CHAINS, DEFAULT_DRAWS
 from .pipeline import run_report
-
-
-def _cli_error(msg: str):
-    from ..errors import UsageError
-
-    return UsageError(msg)
 
 
 def example_data_path(name: str = "example") -> Path:
@@ -21,16 +17,16 @@ def example_data_path(name: str = "example") -> Path:
 
     path = Path(str(example_data(name)))
     if not path.is_dir():
-        raise _cli_error(f"the bundled example data is missing from this installation ({path})")
+        raise UsageError(f"the bundled example data is missing from this installation ({path})")
     return path
 
 
-def _add_report_options(p, out=None, draws=None, chains=None) -> None:
+def _add_report_options(p, out=None, draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS) -> None:
     if out is None:
         p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     else:
         p.add_argument("--out", default=out, metavar="DIR", help=f"output folder (default {out})")
-    add_fit_arguments(p, **{k: v for k, v in (("draws", draws), ("chains", chains)) if v is not None})
+    add_fit_arguments(p, draws, chains)
     p.add_argument("--figures", default=None, metavar="DIR", help="also copy the figures into DIR")
     p.add_argument("--no-fit", action="store_true", help="observed metrics only: skip the model")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
@@ -60,7 +56,7 @@ def _report(args, paths, fmt: str = "auto") -> dict:
         return run_report(paths, args.out, spec, figures_dir=args.figures, fit_model=not args.no_fit, format=fmt,
                           **options)
     except ValueError as e:  # unreadable input or an unknown format: a user error, not a crash
-        raise _cli_error(str(e)) from e
+        raise UsageError(str(e)) from e
 
 
 def _run(args) -> int:
