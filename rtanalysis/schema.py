@@ -12,8 +12,12 @@ import pandas as pd
 CLOCKS = ("wall", "paused", "step")
 TIMED_CLOCKS = ("wall", "step")
 TIME_UNITS = ("s", "tokens")
-OUTCOMES = ("ok", "wrong", "late", "early", "silent", "unknown")
-FAILURE_TYPES = ("none", "capability", "timing", "both", "unknown")
+OUTCOMES = ("ok", "wrong", "late", "early", "silent", "error", "unknown")
+FAILURE_TYPES = ("none", "capability", "timing", "both", "error", "unknown")
+#: why a decision has no action (``no_action_cause``): the agent ran out of time (a timing failure),
+#: the call failed (provider or agent error), or something else stopped it (the harness); only
+#: ``timeout`` is timing, the other two are reported as reliability, never as timing or capability
+NO_ACTION_CAUSES = ("timeout", "error", "other")
 
 EPISODE_KEYS = ("run_id", "episode_id")
 #: episode columns copied onto every step row
@@ -59,6 +63,7 @@ STEP_COLUMNS: dict[str, str] = {
     "correct_at_obs": "boolean",
     "valid_at_exec": "boolean",
     "fallback": "boolean",
+    "no_action_cause": "str",
     "tokens": "Int64",
     "reward": "float64",
     "on_time": "boolean",
@@ -71,7 +76,8 @@ STEP_COLUMNS: dict[str, str] = {
 #: text columns repeated over many rows: with ``key_dtype="category"`` (what the command line uses)
 #: the loader stores them as pandas categoricals (codes into the sorted distinct values), 1–4 bytes a
 #: row instead of the text; every function of the package accepts either dtype.
-STEP_KEY_COLUMNS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "outcome")
+STEP_KEY_COLUMNS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "no_action_cause",
+                    "outcome")
 EPISODE_KEY_COLUMNS = ("run_id", "model", "task", "task_type", "clock", "time_unit", "failure_type", "source_file")
 KEY_DTYPES = ("str", "category")
 #: step fields the loader keeps, ingest writes and the data hash covers, but no metric, figure, table

@@ -69,6 +69,10 @@ RULES = [
     ("tokens-negative", _set(["steps", 0, "tokens"], -3), "steps[0].tokens", "integer >= 0"),
     ("tokens-float", _set(["steps", 0, "tokens"], 2.5), "steps[0].tokens", "integer >= 0"),
     ("reward-string", _set(["steps", 0, "reward"], "1"), "steps[0].reward", "must be a number"),
+    ("no_action_cause-unknown", _set(["steps", 0, "no_action_cause"], "crash"), "steps[0].no_action_cause",
+     "must be one of timeout, error, other"),
+    ("no_action_cause-acted", _set(["steps", 0, "no_action_cause"], "error"), "steps[0].no_action_cause",
+     "the decision acted"),
 ]
 
 

@@ -7,7 +7,8 @@ from rtanalysis import schema
 from rtanalysis.metrics import compute_all, write_metrics
 from tests.metrics_fixtures import load_fixture
 
-KEYS = ["success", "latency", "latency_ecdf", "success_by_latency", "validity", "hazard", "fallback", "score_variance",
+KEYS = ["success", "latency", "latency_ecdf", "success_by_latency", "validity", "hazard", "fallback", "reliability",
+        "score_variance",
         "observed_decomposition"]
 
 

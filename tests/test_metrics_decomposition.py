@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from rtanalysis.metrics import observed_decomposition, wilson
+from rtanalysis.metrics.decomposition import FAILED_TYPES
 from tests.metrics_fixtures import load_fixture, row
 
 
@@ -34,4 +35,4 @@ def test_unlabelled_failures_are_unknown(table):
 
 def test_group_without_failures_is_nan(table):
     paused = table[(table["model"] == "mA") & (table["clock"] == "paused")]
-    assert len(paused) == 4 and (paused["n_failed"] == 0).all() and paused["share"].isna().all()
+    assert len(paused) == len(FAILED_TYPES) and (paused["n_failed"] == 0).all() and paused["share"].isna().all()

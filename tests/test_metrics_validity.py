@@ -39,11 +39,12 @@ def test_correct_but_missed_by_hand(table):
 
 def test_group_without_decisions_has_nan_shares(table):
     mb = table[table["model"] == "mB"]
-    assert len(mb) == 9 and (mb["n"] == 0).all() and (mb["count"] == 0).all()
+    assert len(mb) == 10 and (mb["n"] == 0).all() and (mb["count"] == 0).all()
     assert mb["share"].isna().all() and mb["share_lo"].isna().all()
 
 
 def test_rows_sorted_by_group_then_measure(table):
-    assert list(table["measure"].iloc[:9]) == [
-        "ok", "wrong", "late", "early", "silent", "unknown", "correct_late", "correct_early", "correct_missed"]
-    assert np.all(table.groupby(["model", "clock"]).size() == 9)
+    assert list(table["measure"].iloc[:10]) == [
+        "ok", "wrong", "late", "early", "silent", "error", "unknown", "correct_late", "correct_early",
+        "correct_missed"]
+    assert np.all(table.groupby(["model", "clock"]).size() == 10)

@@ -33,12 +33,16 @@ def test_every_figure_is_written_as_pdf_and_png(preset, tmp_path):
         matplotlib.pyplot.close(fig)
 
 
+#: every figure that needs no fit, but the reliability figure (drawn only where some call failed)
+OBSERVED_WITHOUT_FAILED_CALLS = {n for n, (needs_fit, _) in plots.FIGURES.items() if not needs_fit} - {"reliability"}
+
+
 def test_sixty_paused_models_without_windows_get_every_observed_figure():
     # issue 11: 58 models, paused clock only, one task type, latencies but no windows crashed
     # the latency figure's many-model branch (KeyError 'median')
     load = paused_leaderboard()
     figs = plots.build_figures(load.episodes, load.steps, fit=None)
-    assert set(figs) == {n for n, (needs_fit, _) in plots.FIGURES.items() if not needs_fit}
+    assert set(figs) == OBSERVED_WITHOUT_FAILED_CALLS
     models = set(load.episodes["model"])
     for name, fig in figs.items():
         if name != "success_vs_latency":  # no window: no relative latency to bin, says so
@@ -60,7 +64,24 @@ def test_single_column_width_and_unknown_width():
 def test_metric_figures_need_no_fit():
     _, load = simulated("mixed")
     figs = plots.build_figures(load.episodes, load.steps)
-    assert set(figs) == {n for n, (needs_fit, _) in plots.FIGURES.items() if not needs_fit}
+    assert set(figs) == OBSERVED_WITHOUT_FAILED_CALLS
+
+
+def test_reliability_figure_only_where_calls_failed():
+    """Logs whose decisions include failed calls get the reliability figure, one row per model,
+    ranked by failed-call rate; logs without get none (the previous test)."""
+    _, load = simulated("mixed")
+    steps = load.steps.copy()
+    no_action = steps.index[steps["no_action"]]
+    model_a = steps.loc[no_action, "model"].iloc[0]
+    hit = [i for i in no_action if steps.at[i, "model"] == model_a][:5]
+    assert len(hit) == 5
+    steps.loc[hit, "outcome"] = "error"
+    steps.loc[hit, "no_action_cause"] = "error"
+    figs = plots.build_figures(load.episodes, steps)
+    assert "reliability" in figs
+    labels = [t.get_text() for t in figs["reliability"].axes[0].get_yticklabels()]
+    assert labels[0] == model_a and set(labels) == set(load.episodes["model"])
 
 
 def test_palette_is_okabe_ito_for_few_models_and_deterministic():

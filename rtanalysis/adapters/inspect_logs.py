@@ -170,6 +170,7 @@ def _episode(row: dict, col: str, rule) -> dict:
         step["window"] = [0.0, window]
     if limit in TIMING_LIMITS:
         step["t_act"] = None
+        step["no_action_cause"] = "timeout"  # inspect stopped it at its time or working limit
     elif working is not None:
         step["latency"] = working
         step["correct_at_obs"] = bool(success)

@@ -439,12 +439,15 @@ def _csv_steps(csv: Path, settings: dict) -> tuple[list[dict], float]:
         step = {"t_obs": k * tp, "window": [0, tp], "reward": reward - prev}
         if fallback is not None:
             step["fallback"] = fallback
+        if fallback:
+            step["no_action_cause"] = "timeout"  # the harness plays its default only when thinking ran out
         prev = reward
         used = [v for v in tok.values() if v is not None]
         if used:
             step["tokens"] = int(sum(used))
         if is_missing(action):
-            step["t_act"] = None  # agile: nothing played this step
+            step["t_act"] = None  # agile: nothing played this step: its plan was still being thought
+            step["no_action_cause"] = "timeout"
         else:
             step["action"] = action
             step["latency"] = _latency(mode, token_mode, fallback, tok, tp, row)
@@ -576,6 +579,8 @@ def _published_episode(path: Path, name: str, rule) -> dict:
         thinking = s.get("thinking")
         fallback = isinstance(thinking, str) and thinking.strip().startswith(STILL_THINKING)
         step = {"t_obs": k * tp, "window": [0, tp], "fallback": fallback}
+        if fallback or is_missing(action):
+            step["no_action_cause"] = "timeout"  # the planner was still thinking: out of time, not an error
         if is_missing(action):
             step["t_act"] = None
         else:

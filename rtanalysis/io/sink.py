@@ -49,6 +49,7 @@ class _Step(msgspec.Struct, gc=False):
     correct_at_obs: bool | None = None
     valid_at_exec: bool | None = None
     fallback: bool | None = None
+    no_action_cause: Literal["timeout", "error", "other"] | None = None
     tokens: Annotated[int, msgspec.Meta(ge=0, le=2**53)] | None = None
     reward: float | None = None
 
@@ -71,9 +72,10 @@ class _Episode(msgspec.Struct, gc=False):
 
 
 _STEP_FIELDS = ("t_obs", "t_act", "latency", "window", "action",
-                "correct_at_obs", "valid_at_exec", "fallback", "tokens", "reward")
+                "correct_at_obs", "valid_at_exec", "fallback", "no_action_cause", "tokens", "reward")
 assert _Step.__struct_fields__ == _STEP_FIELDS  # _step_columns relies on the field order
 _DECODER = msgspec.json.Decoder(_Episode)
+_CAUSE_TEXT = pa.array(schema.NO_ACTION_CAUSES, type=pa.string())
 BATCH_BYTES = 2**20  # JSON text decoded before its steps become columns: keeps the step objects in cache
 SMALL_CHUNK, MERGE_SMALL = 1024, 256  # MERGE_SMALL kept chunks of < SMALL_CHUNK decisions become one
 _astuple = msgspec.structs.astuple
@@ -260,7 +262,7 @@ class EpisodeSink:
         cols["fallback"] = _fallback_by_run(cols["fallback"], ep["run_id"], ep_index)
         paused = pc.equal(ep["clock"], "paused").to_numpy(zero_copy_only=False)
         timing = _timing(cols["latency"], cols["window_open"], cols["window_close"], paused[ep_index],
-                         cols["valid_at_exec"], cols["fallback"], cols["correct_at_obs"])
+                         cols["valid_at_exec"], cols["fallback"], cols["correct_at_obs"], cols["cause"])
         steps = _step_frame(cols, timing, ep, ep_index, self._key_dtype)
         fb_true = cols["fallback"] == 1
         ep["n_fallback"] = _per_episode_sum(fb_true, ep_index, n_ep)
@@ -301,6 +303,14 @@ def _bool_codes(values: list) -> np.ndarray:
     return codes
 
 
+def _cause_codes(values: list) -> np.ndarray:
+    """``no_action_cause`` as int8 positions in :data:`rtanalysis.schema.NO_ACTION_CAUSES` (-1 absent)."""
+    text = pa.array(values, type=pa.string(), memory_pool=_POOL)
+    if text.null_count == len(text):
+        return np.full(len(text), -1, dtype=np.int8)
+    return pc.index_in(text, value_set=_CAUSE_TEXT).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int8)
+
+
 def _step_columns(steps_per: list, n: int) -> dict:
     """Columns of a chunk of decoded steps (``steps_per``: each episode's list of :class:`_Step`).
 
@@ -326,6 +336,7 @@ def _step_columns(steps_per: list, n: int) -> dict:
         cols["window_close"][~wnull] = wv[1::2]
     for k in _STEP_BOOLS:
         cols[k] = _bool_codes(raw[k])
+    cols["cause"] = _cause_codes(raw["no_action_cause"])
     t = pa.array(raw["tokens"], type=pa.int64(), memory_pool=_POOL)
     cols["tokens"] = t.fill_null(0).to_numpy(zero_copy_only=False)
     cols["tokens_na"] = t.is_null().to_numpy(zero_copy_only=False)
@@ -359,6 +370,8 @@ def _cross_field_violations(c: dict, owner: np.ndarray) -> np.ndarray:
         bad |= given & has_lat & (np.abs((t_act - t_obs) - lat) > LATENCY_TOLERANCE)
         bad |= ~absent & ~given & has_lat  # explicit null t_act (no action) with a latency
         bad |= c["window_open"] > c["window_close"]
+        # a cause of no action on a decision that acted (and played no default action) contradicts itself
+        bad |= (c["cause"] >= 0) & (has_lat | given) & (c["fallback"] != 1)
     bad[1:] |= (owner[1:] == owner[:-1]) & (t_obs[1:] < t_obs[:-1])
     # "latency if given", else t_act - t_obs; t_act from the latency when absent
     c["latency"] = np.where(has_lat, lat, np.where(given, t_act - t_obs, np.nan))
@@ -434,6 +447,7 @@ def _step_frame(cols: dict, timing: dict, ep: dict, ep_index: np.ndarray, key_dt
     out["action"] = _text(cols["action"])
     for k in _STEP_BOOLS:
         out[k] = _boolean(cols[k])
+    out["no_action_cause"] = _cause_column(cols["cause"], categorical)
     out["tokens"] = pd.arrays.IntegerArray(cols["tokens"], cols["tokens_na"])
     out["reward"] = cols["reward"]
     out.update(_timing_columns(timing, categorical))
@@ -442,6 +456,11 @@ def _step_frame(cols: dict, timing: dict, ep: dict, ep_index: np.ndarray, key_dt
             contract.values()):  # the contract changed: conform (slower, same result)
         frame = schema.conform(frame, contract, extra=False)
     return frame
+
+
+def _cause_column(codes: np.ndarray, categorical: bool):
+    text = pc.take(_CAUSE_TEXT, pa.array(codes, mask=codes < 0).cast(pa.int32()), memory_pool=_POOL)
+    return _category(text.cast(_TEXT_ARROW)) if categorical else _text(text.cast(_TEXT_ARROW))
 
 
 def _boolean(codes: np.ndarray) -> pd.arrays.BooleanArray:

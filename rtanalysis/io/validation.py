@@ -135,7 +135,8 @@ def validate_steps(steps: list) -> list[tuple]:
         prev_obs = t_obs
         t_act, lat = _step_action_time(i, s, t_obs)
         w_open, w_close = _step_window(i, s.get("window"))
-        out.append((t_obs, t_act, lat, w_open, w_close, *_step_labels(i, s)))
+        labels = _step_labels(i, s)
+        out.append((t_obs, t_act, lat, w_open, w_close, *labels, _no_action_cause(i, s, lat, labels[3])))
     return out
 
 
@@ -164,6 +165,20 @@ def _step_action_time(i: int, s: dict, t_obs: float) -> tuple:
     if "t_act" in s:
         raise RecordError(f"steps[{i}].t_act", "is null (no action) but latency is given")
     return t_obs + lat, lat
+
+
+def _no_action_cause(i: int, s: dict, lat, fallback) -> str | None:
+    """Why no action came: given only where none came (no latency) or a default was played instead."""
+    cause = s.get("no_action_cause")
+    if cause is None:
+        return None
+    if cause not in schema.NO_ACTION_CAUSES:
+        raise RecordError(f"steps[{i}].no_action_cause",
+                          f"must be one of {', '.join(schema.NO_ACTION_CAUSES)}; got {orjson.dumps(cause).decode()[:40]}")
+    if lat is not None and fallback is not True:
+        raise RecordError(f"steps[{i}].no_action_cause",
+                          "is given but the decision acted (give it only with no action or with fallback: true)")
+    return cause
 
 
 def _step_window(i: int, w) -> tuple:

@@ -7,6 +7,9 @@ mean the same thing in every table:
   (``too_early | too_late | no_action``). A played ``fallback`` is already ``too_late`` (or
   ``too_early``) by the loader's timing rule, so harnesses that log the tick length as every latency
   still show their misses. Under ``paused`` nothing is missed.
+* **failed call**: no action, or a default action played, because the call failed
+  (``no_action_cause`` ``error`` or ``other``; outcome ``error``). Neither timing nor capability: it
+  is not missed, and the model leaves such decisions out (they are reported as reliability).
 * **unlabelled action**: an action whose ``correct_at_obs`` is not logged.
 * **wrong action**: an action with ``correct_at_obs = false``.
 * an episode is **labelled** when it has at least one action and every action is labelled, and
@@ -25,9 +28,18 @@ def _flag(steps: pd.DataFrame, column: str) -> np.ndarray:
     return steps[column].fillna(False).to_numpy(bool)
 
 
+def failed_call(steps: pd.DataFrame) -> np.ndarray:
+    """Per decision: no action (or a default played) because the call failed (outcome ``error``)."""
+    if not len(steps) or "outcome" not in steps:
+        return np.zeros(len(steps), dtype=bool)
+    return (steps["outcome"] == "error").to_numpy(bool, na_value=False)
+
+
 def missed(steps: pd.DataFrame, timed: np.ndarray) -> np.ndarray:
-    """Per decision: a timing miss (too early, too late or no action) under a timed clock."""
-    return (_flag(steps, "too_early") | _flag(steps, "too_late") | _flag(steps, "no_action")) & timed
+    """Per decision: a timing miss (too early, too late or no action) under a timed clock; a failed
+    call is not one."""
+    no_action = _flag(steps, "no_action") & ~failed_call(steps)
+    return (_flag(steps, "too_early") | _flag(steps, "too_late") | no_action) & timed
 
 
 def acted(steps: pd.DataFrame) -> np.ndarray:

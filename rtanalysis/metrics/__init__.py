@@ -19,6 +19,7 @@ from .intervals import (DEFAULT_CI_PROB, PROPORTION_INTERVALS, beta_posterior, c
 from .latency import (episode_relative_latency, floored_log_latency, latency_ecdf, latency_summary, positive_latency,
                       relative_latency, success_by_latency)
 from .paired import paired_difference
+from .reliability import reliability_summary
 from .power import episodes_needed, min_detectable_difference, n_needed_exact, power_difference
 from .stability import failure_hazard, fallback_summary, score_variance
 from .success import success_rates
@@ -33,6 +34,7 @@ METRICS: dict[str, Callable[[pd.DataFrame, pd.DataFrame, object, float], pd.Data
     "validity": lambda ep, st, by, ci_prob: decision_validity(ep, st, by, ci_prob=ci_prob),
     "hazard": lambda ep, st, by, ci_prob: failure_hazard(ep, st, by, ci_prob=ci_prob),
     "fallback": lambda ep, st, by, ci_prob: fallback_summary(ep, st, by, ci_prob=ci_prob),
+    "reliability": lambda ep, st, by, ci_prob: reliability_summary(ep, st, by, ci_prob=ci_prob),
     "score_variance": lambda ep, st, by, ci_prob: score_variance(ep, by),
     "observed_decomposition": lambda ep, st, by, ci_prob: observed_decomposition(ep, by, ci_prob=ci_prob),
 }
@@ -62,6 +64,6 @@ __all__ = [
     "clustered_se", "compute_all", "decision_validity", "episode_relative_latency", "episodes_needed",
     "failure_hazard", "fallback_summary", "floored_log_latency", "jeffreys", "latency_ecdf", "latency_summary",
     "min_detectable_difference", "n_needed_exact", "observed_decomposition", "paired_difference",
-    "positive_latency", "power_difference", "proportion_interval", "relative_latency", "score_variance",
+    "positive_latency", "power_difference", "proportion_interval", "relative_latency", "reliability_summary", "score_variance",
     "success_by_latency", "success_rates", "wilson", "write_metrics",
 ]

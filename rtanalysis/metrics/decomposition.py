@@ -1,4 +1,4 @@
-"""Observed decomposition of failed episodes into capability / timing / both / unknown.
+"""Observed decomposition of failed episodes into capability / timing / both / error / unknown.
 
 Uses the labels the loader derives (``episodes.failure_type``); it is a direct count, the check
 the hierarchical model's decomposition must agree with where step labels exist.
@@ -21,7 +21,7 @@ def observed_decomposition(episodes: pd.DataFrame, by=None, ci_prob: float = DEF
                            method: str = "wilson") -> pd.DataFrame:
     """Among failed episodes of each group, the count and share of each failure type.
 
-    One row per group × ``failure_type`` (capability, timing, both, unknown; zero counts are
+    One row per group × ``failure_type`` (capability, timing, both, error, unknown; zero counts are
     listed). ``share`` = count / ``n_failed`` with a ``method`` interval (``share_lo``, ``share_hi``);
     ``share_labelled`` = count / ``n_labelled`` (failed episodes whose type is known) with its
     interval (``share_labelled_lo``/``_hi``), NaN on the ``unknown`` row. Shares are NaN in a group with no failure.

@@ -2,8 +2,8 @@
 
 Long frame, one row per group × ``measure``:
 
-- ``ok``, ``wrong``, ``late``, ``early``, ``silent``, ``unknown``: share of all decisions with that
-  ``outcome`` (denominator ``decisions``; the six shares sum to 1).
+- ``ok``, ``wrong``, ``late``, ``early``, ``silent``, ``error``, ``unknown``: share of all decisions with that
+  ``outcome`` (denominator ``decisions``; the seven shares sum to 1).
 - ``correct_late``, ``correct_early``, ``correct_missed`` (= late + early): among content-correct
   decisions (``correct_at_obs`` true, which requires an action) whose timing is known (outcome
   ok / late / early), the share that missed their window. Silent decisions have no content, so

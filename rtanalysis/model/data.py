@@ -219,8 +219,11 @@ def _episode_frame(ep: pd.DataFrame):
 
 
 def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict:
-    """Per decision: its episode, timed or not, latency, window, acted, miss and label flags."""
-    st = steps.reset_index(drop=True)
+    """Per decision: its episode, timed or not, latency, window, acted, miss and label flags. Failed
+    calls (:func:`rtanalysis.io.vocabulary.failed_call`) are left out: they inform neither timing nor
+    capability (the report counts them as reliability)."""
+    failed = vocabulary.failed_call(steps)
+    st = (steps[~failed] if failed.any() else steps).reset_index(drop=True)
     n = len(st)
     if n:
         ep_of_step = episode_rows(st, ep)

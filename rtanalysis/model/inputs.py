@@ -42,6 +42,11 @@ def _column_digest(col: pd.Series) -> bytes:
                     .to_numpy().tobytes() for i in range(0, len(col), HASH_CHUNK_ROWS))
 
 
+#: columns added to the tables after reports recorded hashes: hashed only where some value is given, so
+#: the same logs keep the hash they had
+HASH_IF_GIVEN = ("no_action_cause",)
+
+
 def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
     """sha256 of the episodes and steps frames sorted by their keys (independent of file order),
     column by column: no copy of a whole frame (at 10^6 episodes a str copy of the steps held
@@ -52,7 +57,8 @@ def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
         keys = [k for k in keys if k in frame.columns]
         order = (frame[keys].reset_index(drop=True).sort_values(keys, kind="stable").index.to_numpy() if keys
                  else np.arange(len(frame)))
-        columns = [c for c in frame.columns if c not in ("source_file", "source_line")]
+        columns = [c for c in frame.columns if c not in ("source_file", "source_line")
+                   and not (c in HASH_IF_GIVEN and frame[c].isna().all())]
         h.update(",".join(map(str, columns)).encode())
         for c in columns:
             h.update(_column_digest(frame[c].iloc[order].reset_index(drop=True)))

@@ -13,6 +13,7 @@ from .decomposition import (clock_contrast, decomposition_shares, plot_failure_d
                             plot_paused_vs_wall)
 from .diagnostics import plot_ppc, plot_rank_trace
 from .latency import plot_counterfactuals, plot_latency_ecdf, plot_success_vs_latency, timed_or_all
+from .reliability import has_failed_calls, plot_reliability
 from .stability import hazard_points, plot_trajectory_stability
 from .style import MANY_MODELS, apply_style, mark_diagnostics, model_palette, write_figure
 
@@ -25,6 +26,7 @@ FIGURES = {
     "counterfactuals": (True, "latency counterfactuals"),
     "forest": (True, "capability and speed effects"),
     "trajectory_stability": (False, "trajectory stability"),
+    "reliability": (False, "decisions lost to failed calls (drawn when the logs hold any)"),
     "ppc": (True, "posterior predictive check"),
     "rank_trace": (True, "rank and trace plots"),
 }
@@ -55,9 +57,11 @@ def figure_tables(episodes, steps, ci_prob: float = 0.95, metrics: dict | None =
     grouping (model × task type × clock, reused from ``metrics`` when given, e.g. the
     :func:`rtanalysis.metrics.compute_all` tables of the same ``ci_prob``), plus the hazard and
     fallback tables grouped by model over the timed clocks (``hazard_by_model``,
-    ``fallback_by_model``; all clocks when none is timed)."""
+    ``fallback_by_model``; all clocks when none is timed) and the reliability table by model
+    (``reliability_by_model``, every clock)."""
     from .. import metrics as m
     from ..metrics._groups import steps_of
+    from ..metrics.reliability import RELIABILITY_STEP_COLUMNS
     from ..metrics.stability import STABILITY_STEP_COLUMNS
 
     have = metrics or {}
@@ -69,6 +73,9 @@ def figure_tables(episodes, steps, ci_prob: float = 0.95, metrics: dict | None =
         timed_steps = steps_of(steps, timed, columns=STABILITY_STEP_COLUMNS)
         out["hazard_by_model"] = m.failure_hazard(timed, timed_steps, by="model", ci_prob=ci_prob)
         out["fallback_by_model"] = m.fallback_summary(timed, timed_steps, by="model", ci_prob=ci_prob)
+        out["reliability_by_model"] = m.reliability_summary(
+            episodes, steps_of(steps, episodes, columns=[c for c in RELIABILITY_STEP_COLUMNS if c in steps]),
+            by="model", ci_prob=ci_prob)
     return out
 
 
@@ -91,6 +98,8 @@ def _figure_makers(t: dict, f: dict, models, width: str, ci_prob: float) -> dict
         "forest": lambda: plot_forest(dec, width=width, diagnostics=diag, ci_prob=ci_prob),
         "trajectory_stability": lambda: plot_trajectory_stability(t["hazard_by_model"], t["fallback_by_model"],
                                                                   width=width, ci_prob=ci_prob, models=models),
+        "reliability": lambda: plot_reliability(t["reliability_by_model"], width=width, ci_prob=ci_prob,
+                                                models=models),
         "ppc": lambda: plot_ppc(f["ppc"], width=width, diagnostics=diag, ci_prob=ci_prob),
         "rank_trace": lambda: plot_rank_trace(f["posterior"], width=width, diagnostics=diag),
     }
@@ -105,6 +114,8 @@ def iter_figures(episodes, steps, fit=None, width: str = "double", fit_frames: d
     tables = figure_tables(episodes, steps, ci_prob, metrics)
     models = sorted(episodes["model"].unique())
     for name, make in _figure_makers(tables, f, models, width, ci_prob).items():
+        if name == "reliability" and not has_failed_calls(tables["reliability_by_model"]):
+            continue  # nothing to show: no call failed
         if name not in FIT_FRAME or f.get(FIT_FRAME[name]) is not None:
             yield name, make()
 
@@ -123,6 +134,6 @@ __all__ = [
     "CURVE_LAMBDAS", "FIGURES", "MANY_MODELS", "apply_style", "build_figures", "clock_contrast",
     "decomposition_shares", "figure_tables", "fit_outputs", "hazard_points", "iter_figures", "mark_diagnostics", "model_palette",
     "plot_counterfactuals", "plot_failure_decomposition", "plot_forest", "plot_latency_ecdf", "plot_paused_vs_wall",
-    "plot_ppc", "plot_rank_trace", "plot_success_vs_latency", "plot_trajectory_stability", "write_figure",
+    "plot_ppc", "plot_rank_trace", "plot_reliability", "plot_success_vs_latency", "plot_trajectory_stability", "write_figure",
     "timed_or_all",
 ]

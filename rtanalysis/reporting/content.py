@@ -190,6 +190,11 @@ CAPTIONS = {
         "episode whose outcome is unknown is censored there; points from at least 5 episodes at risk), with "
         f"{c['p']} {c['method']} bands. Right: share of labelled decisions that used a fallback action, with {c['p']} "
         f"{c['method']} intervals."),
+    "reliability": lambda c: (
+        "Share of each model's decisions with no action because the call failed (provider or agent error, or the "
+        "harness stopped it; squares) beside the share that timed out (circles), over every clock, with "
+        f"{c['p']} {c['method']} intervals. Failed calls are neither timing nor capability failures: the model leaves "
+        "them out, and the decomposition does not count them."),
     "ppc": lambda c: (
         "Posterior predictive check: observed success rate of each model × task type × clock cell (and, where "
         "available, the 10th, 50th and 90th percentiles of log latency) against the posterior predictive mean and "

@@ -128,6 +128,7 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     blocks += notes_blocks(diag)
     blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest, frames.get("ppc"))
     blocks += headline_blocks(ep, frames, fit, ci_prob, warn)
+    blocks += reliability_blocks(load_result, ci_prob)
     for task_type in sorted(ep["task_type"].unique()):
         blocks += task_type_blocks(task_type, ep, metrics, frames, ci_prob)
     blocks += figure_blocks(figure_paths, plots.style.many(ep["model"].unique()), has_fit, diag, ci_prob)
@@ -181,6 +182,39 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -
         blocks.append({"kind": "p", "text": "Not run under the " + content.CLOCK_WORDS.get(clock, clock)
                        + " clock: " + ", ".join(f"**{m_}**" for m_ in missing) + "."})
     return blocks
+
+
+def reliability_blocks(load_result, ci_prob: float) -> list[dict]:
+    """Decisions lost to failed calls, per model, where the logs hold any (neither timing nor capability)."""
+    ep, steps = load_result.episodes, load_result.steps
+    if "no_action_cause" not in steps or not len(steps):
+        return []
+    r = m.reliability_summary(ep, steps, by="model", ci_prob=ci_prob)
+    if not plots.has_failed_calls(r):
+        return []
+    p = plots.style.pct(ci_prob)
+    items = [f"**{row['model']}**: {content.pct_interval(row['failed_call_rate'], row['failed_call_rate_lo'], row['failed_call_rate_hi'])}"
+             f" of its {row['n_decisions']} decisions ({row['n_error']} errors, {row['n_other']} other), against "
+             f"{content.pct_interval(row['timeout_rate'], row['timeout_rate_lo'], row['timeout_rate_hi'])} timed out"
+             for row in r.sort_values("failed_call_rate", ascending=False).to_dict("records") if row["n_failed_call"]]
+    return [{"kind": "h2", "text": "Failed calls (reliability)"},
+            {"kind": "p", "text": (
+                f"{int(r['n_failed_call'].sum())} decisions had no action because the call failed (the provider or "
+                "the agent returned an error, or the harness stopped it: `no_action_cause` error or other). They are "
+                "neither timing nor capability failures: the decomposition does not count them and the model leaves "
+                f"them out. Share of decisions lost this way, with {p} Wilson intervals:")},
+            {"kind": "list", "items": items}] + _error_episodes_note(ep)
+
+
+def _error_episodes_note(ep: pd.DataFrame) -> list[dict]:
+    """Failed episodes that only a failed call explains: the model still reads them as failures."""
+    n = int(((ep["failure_type"] == "error") & ~ep["success"]).sum())
+    if not n:
+        return []
+    return [{"kind": "p", "text": (
+        f"{n} failed episode(s) have no wrong or missed decision, only failed calls (failure type `error`). The "
+        "model keeps every episode's verdict, so it reads these failures as capability or timing failures it "
+        "cannot see; where they are many, compare the fit on the episodes without failed calls.")}]
 
 
 def methods_blocks(load_result, fit, ci_prob: float, seed, data_digest: str, ppc=None) -> list[dict]:

@@ -99,7 +99,7 @@ def _step_view(con, sglob: str | None) -> None:
         source = ("(SELECT NULL::INTEGER _part, NULL::BIGINT _row, NULL::DOUBLE latency, "
                   "NULL::DOUBLE window_open, NULL::DOUBLE window_close, NULL::BOOLEAN too_early, "
                   "NULL::BOOLEAN too_late, NULL::BOOLEAN no_action, NULL::BOOLEAN correct_at_obs, "
-                  "NULL::BOOLEAN fallback WHERE false)")
+                  "NULL::BOOLEAN fallback, NULL::VARCHAR outcome WHERE false)")
     else:
         source = f"read_parquet('{sglob}', union_by_name = true)"
     _check_counts(con, source)
@@ -113,7 +113,9 @@ def _step_view(con, sglob: str | None) -> None:
                (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR coalesce(st.no_action, false))
                 AND epk.timed AS miss,
                st.correct_at_obs
-        FROM {source} st ASOF JOIN epk ON st._part = epk._part AND st._row >= epk.start""")
+        FROM {source} st ASOF JOIN epk ON st._part = epk._part AND st._row >= epk.start
+        -- failed calls inform neither timing nor capability (rtanalysis.io.vocabulary.failed_call)
+        WHERE st.outcome IS DISTINCT FROM 'error'""")
     con.execute("DROP TABLE epk")
 
 
