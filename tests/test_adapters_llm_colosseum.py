@@ -194,3 +194,13 @@ def test_demo_llm_colosseum_observed_metrics(tmp_path):
     md = (out / "report.md").read_text()
     models = pd.read_parquet(out / "episodes.parquet", columns=["model"])["model"].unique()
     assert len(models) == 4 and all(m in md for m in models) and not NAN.search(md)
+
+
+@pytest.mark.slow
+def test_bundled_season_passes_the_convergence_gate_at_defaults():
+    """Real battles, the model's defaults (draws, chains, tuning): the diagnostics gate passes."""
+    res = rtanalysis.fit(rtanalysis.example_data("llm-colosseum"), progress=False)
+    d = res.diagnostics
+    assert d["ok"], d
+    assert d["max_rhat"] < 1.01 and d["min_ess_bulk"] > 400 and d["n_divergent"] == 0
+    assert "retried" not in d  # passed on the first try
