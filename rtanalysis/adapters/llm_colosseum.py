@@ -140,6 +140,8 @@ def parse_battle(path: Path) -> dict:
     for key in ("day", "roster", "turns", "events", "startedAt", "endedAt"):
         if key not in data:
             raise RecordError(key, "missing: not an LLM Colosseum battle transcript?")
+    if type(data["day"]) is not int or data["day"] < 0:
+        raise RecordError("day", f"must be a whole number >= 0, got {data['day']!r}")
     roster = _roster(data["roster"])
     ids = {a["id"] for a in roster}
     if data.get("winner") is not None and data["winner"] not in ids:
@@ -231,7 +233,7 @@ def _elimination_times(turns: list, events: list) -> dict[str, float]:
 def battle_episode(battle: dict, agent: dict, success_rule: str, deadline_s: float, turn_pause_s: float) -> dict:
     agent_id = agent["id"]
     season, day = battle["season"], battle["day"]
-    battle_name = f"season-{season}/day-{day:03d}" if isinstance(day, int) else f"season-{season}/day-{day}"
+    battle_name = f"season-{season}/day-{day:03d}"
     eliminated = battle["eliminated"]
     survived = agent_id not in eliminated
     success = agent_id == battle["winner"] if success_rule == "winner" else survived
