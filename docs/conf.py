@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -89,10 +90,16 @@ NOTEBOOKS = ROOT / "notebooks"
 GALLERY_OUT = DOCS / "_build" / "gallery_outputs"
 
 
-def _injected_cell() -> dict:
+def _own_log_path(parameters: str) -> Path:
+    """The notebook's own ``log_path`` (relative to notebooks/), made absolute; the example by default."""
+    m = re.search(r'^log_path\s*=\s*"([^"]+)"', parameters, re.MULTILINE)
+    return (NOTEBOOKS / m.group(1)).resolve() if m else ROOT / "data" / "example"
+
+
+def _injected_cell(parameters: str) -> dict:
     lines = [
         "# injected by docs/conf.py (as papermill injects parameters): the copies live in docs/gallery/",
-        f"log_path = {json.dumps(str(ROOT / 'data' / 'example'))}",
+        f"log_path = {json.dumps(str(_own_log_path(parameters)))}",
         f"output_dir = {json.dumps(str(GALLERY_OUT))}",
     ]
     if os.environ.get("RTANALYSIS_DOCS_DRAWS"):
@@ -114,7 +121,8 @@ def copy_notebooks() -> list[Path]:
         nb = json.loads(src.read_text())
         cells = nb["cells"]
         at = next(i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", []))
-        cells.insert(at + 1, _injected_cell())
+        source = cells[at]["source"]
+        cells.insert(at + 1, _injected_cell("".join(source) if isinstance(source, list) else source))
         nb.setdefault("metadata", {})["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
         dst = GALLERY / src.name

@@ -12,12 +12,13 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 
 #: the bundled examples (folders under rtanalysis/data/)
-EXAMPLES = ("example", "realtimegym")
+EXAMPLES = ("example", "realtimegym", "llm-colosseum")
 
 
 def example_data(name: str = "example"):
     """Path of a bundled example: ``"example"`` (simulated benchmark with known truth: rtlog files,
-    ``truth.csv``, a response-slot table) or ``"realtimegym"`` (RealtimeGym runs converted to rtlog)."""
+    ``truth.csv``, a response-slot table), ``"realtimegym"`` (RealtimeGym runs converted to rtlog) or
+    ``"llm-colosseum"`` (the LLM Colosseum battle royale's season 1 battles converted to rtlog)."""
     if name not in EXAMPLES:
         raise ValueError(f"unknown example {name!r}; bundled examples: {', '.join(EXAMPLES)}")
     return files("rtanalysis") / "data" / name

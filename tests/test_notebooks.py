@@ -13,7 +13,9 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 FITTING = {"03_fit_and_diagnose", "04_decompose_and_counterfactuals", "05_paper_figures"}
-NAMES = ["01_load_and_validate", "02_metrics", *sorted(FITTING)]
+NAMES = ["01_load_and_validate", "02_metrics", *sorted(FITTING), "06_llm_colosseum"]
+#: the data a notebook reads when it is not the simulated example (docs/conf.py resolves it the same way)
+LOG_PATHS = {"06_llm_colosseum": '"../data/llm-colosseum"'}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -26,7 +28,7 @@ def test_committed_without_outputs_and_with_parameters(name):
     src = "".join(params[0]["source"])
     for name_ in ("log_path", "output_dir", "draws = DEFAULT_DRAWS", "chains = DEFAULT_CHAINS", "seed"):
         assert name_ in src
-    assert '"../data/example"' in src
+    assert LOG_PATHS.get(name, '"../data/example"') in src
     every = "".join("".join(c["source"]) for c in code)
     assert 'matplotlib.use(' not in every and "%matplotlib inline" in every and "pickle" not in every
 

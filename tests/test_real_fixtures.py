@@ -161,7 +161,7 @@ def test_slot_table_outcomes_match_a_hand_count():
     assert {k: int(got.get(k, 0)) for k in counts} == counts
 
 
-@pytest.mark.parametrize("fixture", ["realtimegym", "inspect", "response_slots"])
+@pytest.mark.parametrize("fixture", ["realtimegym", "inspect", "response_slots", "llm_colosseum"])
 def test_ingest_exits_zero(fixture, tmp_path, capsys):
     if fixture == "inspect":
         pytest.importorskip("inspect_ai")

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..io import EpisodeSink, LoadResult, find_log_files, read_rtlog
 from ..scale.dataset import is_dataset, read_dataset
-from . import inspect_logs, realtimegym, response_slots, table
+from . import inspect_logs, llm_colosseum, realtimegym, response_slots, table
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,14 @@ FORMATS: dict[str, Format] = {
                              "response-slot tables (CSV/JSONL: model, stream_id, slot_id, trigger_s, ...)"),
     "inspect": Format(inspect_logs.read_inspect_logs, inspect_logs.looks_like_inspect_log,
                       "inspect-ai evaluation logs (.eval/.json or a log directory); needs rtanalysis[inspect]"),
+    "llm-colosseum": Format(llm_colosseum.read_battles, llm_colosseum.holds_battles,
+                            "LLM Colosseum battle transcripts (day-NNN.json), or a folder of them"),
     "table": Format(table.read_tables, None, "any table (DataFrame, CSV, Parquet) with a column mapping"),
 }
 #: options any call may pass (the CLI always does); readers that do not take them ignore them
 COSMETIC_OPTIONS = ("progress",)
 #: the order detection tries (the most specific first); ``table`` needs a mapping so is never guessed
-DETECT_ORDER = ("realtimegym", "realtimegym-json", "inspect", "response-slots", "rtlog")
+DETECT_ORDER = ("realtimegym", "realtimegym-json", "inspect", "llm-colosseum", "response-slots", "rtlog")
 
 
 def known_formats() -> str:

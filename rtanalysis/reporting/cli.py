@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..about import EXAMPLES
 from ..errors import UsageError
 from ..model.cli import add_fit_arguments, fit_options, spec_from_args
 from ..model.fit import DEFAULT_CHAINS, DEFAULT_DRAWS
@@ -42,8 +43,9 @@ def add_cli(sub) -> None:
     p.set_defaults(func=_run)
     d = sub.add_parser("demo", help="the full report on the bundled example data",
                        description="Run `rtanalysis report` on a bundled example: the simulated benchmark "
-                                   "with known truth (default), or RealtimeGym runs converted to rtlog.")
-    d.add_argument("--example", choices=["example", "realtimegym"], default="example",
+                                   "with known truth (default), RealtimeGym runs or LLM Colosseum battles "
+                                   "converted to rtlog.")
+    d.add_argument("--example", choices=list(EXAMPLES), default="example",
                    help="which bundled example (default: example, the simulated benchmark)")
     _add_report_options(d, out="rtanalysis-demo", draws=500, chains=2)
     d.set_defaults(func=_run_demo)
