@@ -46,8 +46,14 @@ def _statsmodels(k, n, ci_prob: float, method: str) -> tuple[np.ndarray, np.ndar
 
 
 def wilson(k, n, ci_prob: float = DEFAULT_CI_PROB) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for ``k`` successes in ``n`` trials (statsmodels ``method="wilson"``)."""
-    return _statsmodels(k, n, ci_prob, "wilson")
+    """Wilson score interval for ``k`` successes in ``n`` trials (statsmodels ``method="wilson"``).
+
+    The interval always holds k / n; rounding can put its end a hair past it (2e-19 above 0 at
+    k = 0), which a plot's error bar then draws as a negative length: the ends are clipped to k / n."""
+    lo, hi = _statsmodels(k, n, ci_prob, "wilson")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.asarray(k, dtype=float) / np.asarray(n, dtype=float)
+    return np.fmin(lo, p), np.fmax(hi, p)
 
 
 def beta_posterior(k, n, ci_prob: float = DEFAULT_CI_PROB) -> tuple[np.ndarray, np.ndarray]:
