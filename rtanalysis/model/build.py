@@ -49,17 +49,34 @@ def latency_params(d: ModelData):
     c0 = _prior("c0", dims="unit", center=_data("ref_center", fill["center"], "float64"))
     s0 = _prior("s0", dims="unit", log_scale=_data("ref_log_scale", fill["log_scale"], "float64"))
     # latency cells hold hundreds of decisions: the centred form samples well there (non-centred
-    # effects with tight data make a funnel); zero-sum effects keep c0/s0 identified
+    # effects with tight data make a funnel); zero-sum effects keep c0/s0 identified. Where no cell's
+    # latencies are informative (tick-constant or capped: RealtimeGym), no likelihood term informs
+    # the effects, and the centred form is Neal's funnel between each effect and its scale; the
+    # non-centred form samples that prior exactly
+    centred = latency_informed(d)
     sd_m, sd_k, sd_mk = _scale("sd_model_lat"), _scale("sd_type_lat"), _scale("sd_model_type_lat")
     sds_m, sds_k = _scale("sd_model_sigma"), _scale("sd_type_sigma")
-    u_m = pm.ZeroSumNormal("model_lat", sigma=sd_m, dims="model")
-    v_k = pm.ZeroSumNormal("type_lat", sigma=sd_k, dims="task_type")
-    w_mk = pm.ZeroSumNormal("model_type_lat", sigma=sd_mk, dims=("model", "task_type"), n_zerosum_axes=2)
-    s_m = pm.ZeroSumNormal("model_sigma", sigma=sds_m, dims="model")
-    s_k = pm.ZeroSumNormal("type_sigma", sigma=sds_k, dims="task_type")
+    u_m = _zero_sum_effect("model_lat", sd_m, "model", centred)
+    v_k = _zero_sum_effect("type_lat", sd_k, "task_type", centred)
+    w_mk = _zero_sum_effect("model_type_lat", sd_mk, ("model", "task_type"), centred, n_zerosum_axes=2)
+    s_m = _zero_sum_effect("model_sigma", sds_m, "model", centred)
+    s_k = _zero_sum_effect("type_sigma", sds_k, "task_type", centred)
     mu = c0[:, None, None] + (u_m[:, None] + v_k[None, :] + w_mk)[None, :, :]
     log_sigma = s0[:, None, None] + (s_m[:, None] + s_k[None, :])[None, :, :]
     return mu, log_sigma
+
+
+def latency_informed(d: ModelData) -> bool:
+    """Some latency cell is in the latency likelihood (:func:`informative_cells`)."""
+    return bool(len(d.latency)) and bool(informative_cells(d.latency).any())
+
+
+def _zero_sum_effect(name: str, sd, dims, centred: bool, **kw):
+    """A zero-sum group effect with scale ``sd``: centred, or ``sd`` times a standard zero-sum effect
+    (``<name>_z``), kept under ``name`` as a deterministic so every reader finds it there."""
+    if centred:
+        return pm.ZeroSumNormal(name, sigma=sd, dims=dims, **kw)
+    return pm.Deterministic(name, sd * pm.ZeroSumNormal(f"{name}_z", sigma=1.0, dims=dims, **kw), dims=dims)
 
 
 def latency_shape(fam: LatencyFamily, d: ModelData) -> dict:
