@@ -60,7 +60,7 @@ def test_every_layer_gives_the_same_numbers_from_either_dtype(both):
     assert data_hash(cat.episodes, cat.steps) == data_hash(text.episodes, text.steps)
 
 
-@pytest.mark.parametrize("fixture", ["inspect", "realtimegym", "response_slots"])
+@pytest.mark.parametrize("fixture", ["inspect", "realtimegym", "response_slots", "terminal_bench", "harbor"])
 def test_real_harness_logs_load_the_same_either_way(fixture):
     path = f"{REAL}/{fixture}/slots.csv" if fixture == "response_slots" else f"{REAL}/{fixture}"
     text, cat = load(path), load(path, key_dtype="category")

@@ -161,7 +161,20 @@ def test_slot_table_outcomes_match_a_hand_count():
     assert {k: int(got.get(k, 0)) for k in counts} == counts
 
 
-@pytest.mark.parametrize("fixture", ["realtimegym", "inspect", "response_slots", "llm_colosseum"])
+def test_terminal_bench_and_harbor_results_load_whole():
+    """The runs written by terminal-bench's and harbor's own result models (mapping: test_adapters_terminal_bench)."""
+    for fixture, fmt, n_files in (("terminal_bench", "terminal-bench", 3), ("harbor", "harbor", 48)):
+        path = REAL / fixture
+        assert detect_format(path) == fmt
+        res = rtanalysis.load(path)
+        assert res.n_read == res.n_accepted + res.n_quarantined and res.n_quarantined == 0
+        assert len(res.files) == n_files and (res.episodes["clock"] == "wall").all()
+        outcomes = set(res.steps["outcome"])
+        assert {"ok", "wrong", "silent"} <= outcomes  # on time, a capability failure, a timeout or error
+
+
+@pytest.mark.parametrize("fixture", ["realtimegym", "inspect", "response_slots", "terminal_bench", "harbor",
+                                     "llm_colosseum"])
 def test_ingest_exits_zero(fixture, tmp_path, capsys):
     if fixture == "inspect":
         pytest.importorskip("inspect_ai")

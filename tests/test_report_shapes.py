@@ -135,7 +135,7 @@ def test_report_runs_on_every_shape(shape, tmp_path_factory, capsys):
 REAL = Path(__file__).parent / "data" / "real"
 
 
-@pytest.mark.parametrize("fixture", ["inspect", "response_slots/slots.csv", "realtimegym"])
+@pytest.mark.parametrize("fixture", ["inspect", "response_slots/slots.csv", "realtimegym", "terminal_bench", "harbor"])
 def test_report_runs_on_every_real_fixture(fixture, tmp_path, capsys):
     """Logs the harnesses themselves wrote (tests/data/real/): the whole report, no traceback."""
     pytest.importorskip("inspect_ai") if fixture == "inspect" else None

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..io import EpisodeSink, LoadResult, find_log_files, read_rtlog
 from ..scale.dataset import is_dataset, read_dataset
-from . import inspect_logs, llm_colosseum, realtimegym, response_slots, table
+from . import inspect_logs, llm_colosseum, realtimegym, response_slots, table, terminal_bench
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,18 @@ FORMATS: dict[str, Format] = {
                       "inspect-ai evaluation logs (.eval/.json or a log directory); needs rtanalysis[inspect]"),
     "llm-colosseum": Format(llm_colosseum.read_battles, llm_colosseum.holds_battles,
                             "LLM Colosseum battle transcripts (day-NNN.json), or a folder of them"),
+    "terminal-bench": Format(terminal_bench.read_terminal_bench, terminal_bench.looks_like_tb_results,
+                             "Terminal-Bench runs: <run_id>/results.json (+ run_metadata.json, tb.lock), or a folder "
+                             "of runs"),
+    "harbor": Format(terminal_bench.read_harbor, terminal_bench.looks_like_harbor_trial,
+                     "Harbor jobs: <job>/<trial>/result.json, or a folder of jobs"),
     "table": Format(table.read_tables, None, "any table (DataFrame, CSV, Parquet) with a column mapping"),
 }
 #: options any call may pass (the CLI always does); readers that do not take them ignore them
 COSMETIC_OPTIONS = ("progress",)
 #: the order detection tries (the most specific first); ``table`` needs a mapping so is never guessed
-DETECT_ORDER = ("realtimegym", "realtimegym-json", "inspect", "llm-colosseum", "response-slots", "rtlog")
+DETECT_ORDER = ("realtimegym", "realtimegym-json", "inspect", "llm-colosseum", "response-slots", "terminal-bench",
+                "harbor", "rtlog")
 
 
 def known_formats() -> str:

@@ -22,6 +22,12 @@ CLI_OPTIONS: dict[str, tuple[str, dict]] = {
     "--scorer": ("scorer", {"metavar": "NAME", "help": "inspect: the scorer that decides success"}),
     "--mapping": ("mapping", {"metavar": "JSON", "help": "table: {rtlog field: column} as JSON text or a .json file"}),
     "--constants": ("constants", {"metavar": "JSON", "help": "table: {rtlog field: value} for fields the table lacks"}),
+    "--time-limit": ("time_limit", {"metavar": "SECONDS|JSON", "help": "terminal-bench, harbor: the agent time "
+                                       "limit, seconds or {task: seconds} as JSON text or a .json file, where the "
+                                       "results do not record it"}),
+    "--tasks-dir": ("tasks_dir", {"metavar": "DIR", "help": "terminal-bench, harbor: the dataset's task folders "
+                                                             "(task.yaml / task.toml: time limits, categories)"}),
+    "--task-type": ("task_type", {"metavar": "NAME", "help": "terminal-bench, harbor: task_type of every trial"}),
     "--run-id": ("run_id", {"metavar": "ID", "help": "table, response-slots: run_id (default: the file's stem)"}),
 }
 _JSON_OPTIONS = ("mapping", "constants")
@@ -44,8 +50,17 @@ def options_from_args(args: argparse.Namespace) -> dict:
             continue
         if dest in _JSON_OPTIONS:
             value = _json_arg(flag, value)
+        elif dest == "time_limit":
+            value = _number_or_json(flag, value)
         out[dest] = value
     return out
+
+
+def _number_or_json(flag: str, text: str) -> float | dict:
+    try:
+        return float(text)
+    except ValueError:
+        return _json_arg(flag, text)
 
 
 def _json_arg(flag: str, text: str) -> dict:
