@@ -10,6 +10,7 @@ written report, or stops with one clear line naming what is missing; no tracebac
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -135,11 +136,14 @@ def test_report_runs_on_every_shape(shape, tmp_path_factory, capsys):
 REAL = Path(__file__).parent / "data" / "real"
 
 
-@pytest.mark.parametrize("fixture", ["inspect", "response_slots/slots.csv", "realtimegym", "terminal_bench", "harbor"])
+@pytest.mark.parametrize("fixture", ["inspect", "response_slots/slots.csv", "realtimegym", "terminal_bench", "harbor",
+                                     "llm_colosseum"])
 def test_report_runs_on_every_real_fixture(fixture, tmp_path, capsys):
-    """Logs the harnesses themselves wrote (tests/data/real/): the whole report, no traceback."""
+    """Logs the harnesses themselves wrote (tests/data/real/), at the defaults: the whole report, no
+    traceback, and a fit that passes the diagnostics gate on the first attempt (no retry)."""
     pytest.importorskip("inspect_ai") if fixture == "inspect" else None
     out = tmp_path / "out"
-    rc = main(["report", str(REAL / fixture), "--out", str(out), "--draws", "40", "--tune", "40", "--chains", "1", "--seed", "1",
-               "--quiet"])
+    rc = main(["report", str(REAL / fixture), "--out", str(out), "--quiet"])
     assert_complete_or_clear(rc, capsys.readouterr().err, out)
+    diagnostics = json.loads(next(out.rglob("diagnostics.json")).read_text())
+    assert diagnostics["ok"] and not diagnostics.get("retried"), diagnostics

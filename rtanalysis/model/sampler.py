@@ -417,10 +417,11 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
 
 
 def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool,
-                 timings: dict | None = None, target_accept: float | None = None):
+                 timings: dict | None = None, target_accept: float | None = None, adaptation: str | None = None):
     """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density,
     :func:`compile_model_c` and :func:`sample_chains`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
-    Seeded: same seed, same draws."""
+    Seeded: same seed, same draws. ``adaptation``: nutpie's mass-matrix adaptation (``"low_rank"`` learns the
+    posterior's strongest correlations too; default: diagonal)."""
     import pymc as pm
 
     if sampler not in SAMPLERS:
@@ -433,6 +434,8 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
             if progress:
                 print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)
             opts = {} if target_accept is None else {"target_accept": target_accept}
+            if adaptation is not None:
+                opts["adaptation"] = adaptation
             idata = sample_chains(compiled, draws=draws, tune=max(tune, 1), chains=chains, seed=seed,
                                   progress=progress, options=opts)
         if timings is not None:  # graph set-up and (cached) compilation apart from sampling

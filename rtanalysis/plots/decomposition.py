@@ -105,15 +105,21 @@ def plot_failure_decomposition(shares: pd.DataFrame, width: str = "double", ci_p
     clock_rank = shares["clock"].map({"wall": 0, "step": 1}).fillna(2)
     order = (shares.assign(_m=shares["model"].map(model_rank), _c=clock_rank).sort_values(["_m", "_c"])["label"]
              .drop_duplicates().tolist())
+    # a task type where some model × clock rows have no episode lists only its own rows (no blank rows)
+    rows_of = {k: [lab for lab in order if lab in set(shares.loc[shares["task_type"] == k, "label"])] for k in types}
+    shared = all(len(rows) == len(order) for rows in rows_of.values())
     fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.18 if len(order) < 20 else 0.13),
-                                 ncols=max(len(types), 1), sharey=True)
-    pos = {lab: i for i, lab in enumerate(order)}
+                                 ncols=max(len(types), 1), sharey=shared)
     present = [s for s in SEGMENTS if shares[s].sum() > 0] if len(shares) else ["success"]
     for ax, task_type in zip(axes.flat, types):
-        _stacked_panel(ax, shares[shares["task_type"] == task_type], pos, present)
+        rows = order if shared else rows_of[task_type]
+        _stacked_panel(ax, shares[shares["task_type"] == task_type], {lab: i for i, lab in enumerate(rows)}, present)
         ax.set_title(task_type)
         ax.set_xlabel("share of episodes")
-    _model_rows(axes.flat[0], order)
+        if not shared:
+            _model_rows(ax, rows, n_slots=len(order))
+    if shared:
+        _model_rows(axes.flat[0], order)
     fig.legend([Patch(color=style.OUTCOME_COLOURS[s]) for s in present], [SEGMENT_LABELS[s] for s in present],
                loc="outside lower center", ncols=min(len(present), 4), frameon=False,
                title=f"whiskers: {style.pct(ci_prob)} interval of the success share")
@@ -137,10 +143,11 @@ def _stacked_panel(ax, sub: pd.DataFrame, pos: dict, present: list[str]) -> None
     ax.set_xlim(0, 1)
 
 
-def _model_rows(ax, order: list[str]) -> None:
-    """Label the rows of a ranked plot (top = first) on the first panel."""
+def _model_rows(ax, order: list[str], n_slots: int | None = None) -> None:
+    """Label the rows of a ranked plot (top = first) on the first panel; ``n_slots`` rows of room (the
+    same bar height in panels with fewer rows)."""
     ax.set_yticks(range(len(order)), order, fontsize=7 if len(order) <= 20 else 5)
-    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_ylim(max(n_slots or 0, len(order)) - 0.5, -0.5)
 
 
 def _row_labels(frame: pd.DataFrame) -> pd.Series:

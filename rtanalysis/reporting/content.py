@@ -79,7 +79,10 @@ def pooled_posterior(fit, decomposition: pd.DataFrame, clock: str, ci_prob: floa
     """Per model at ``clock``: ``p_success``, ``share_timing`` and ``p_success_half_latency``
     (λ = 0.5), pooled over task types with episode weights per posterior draw (``FitResult.draws``):
     posterior mean and ``ci_prob`` equal-tailed interval."""
-    weights = decomposition[decomposition["clock"] == clock].set_index(["model", "task_type"])["n_episodes"]
+    at_clock = decomposition[decomposition["clock"] == clock].set_index(["model", "task_type"])
+    weights = at_clock["n_episodes"]
+    informative = (at_clock["latency_informative"].astype(bool) if "latency_informative" in at_clock
+                   else pd.Series(True, index=at_clock.index))
 
     def wide(quantity, lam=1.0):
         d = fit.draws(quantity, lam=lam, wide=True)
@@ -93,11 +96,15 @@ def pooled_posterior(fit, decomposition: pd.DataFrame, clock: str, ci_prob: floa
         if wm.sum() == 0:
             continue
         fail = wm * (1 - ps.to_numpy()[idx])
-        rows.append(_pooled_row(model, {
+        row = _pooled_row(model, {
             "p_success": (wm * ps.to_numpy()[idx]).sum(0) / wm.sum(),
             "share_timing": (fail * share.to_numpy()[idx]).sum(0) / np.where(fail.sum(0) > 0, fail.sum(0), np.nan),
             "p_success_half_latency": (wm * half.to_numpy()[idx]).sum(0) / wm.sum(),
-        }, ci_prob))
+        }, ci_prob)
+        # the episode share where λ can act: latencies measured, not capped at the deadline or a constant
+        can_act = informative.reindex(ps.index[idx]).fillna(False).to_numpy(bool)
+        row["latency_informative_share"] = float(wm[can_act].sum() / wm.sum())
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -122,18 +129,28 @@ def headline_sentence(row, clock: str, posterior: bool) -> str:
     observed, the paused-clock success."""
     words = CLOCK_WORDS.get(clock, clock)
     est = "p_success" if posterior else "success_rate"
-    parts = [f"**{row['model']}** succeeds in {pct_interval(row[est], row[est + '_lo'], row[est + '_hi'])}"
-             f" of {words} episodes"]
+    miss = row.get("ppc_misses")
+    mark = "⚠ " if isinstance(miss, str) and miss else ""
+    observed = (f" (observed {pct_interval(row['success_rate'], row['success_rate_lo'], row['success_rate_hi'])})"
+                if posterior and finite(row.get("success_rate")) else "")
+    parts = [f"{mark}**{row['model']}** succeeds in {pct_interval(row[est], row[est + '_lo'], row[est + '_hi'])}"
+             f"{observed} of {words} episodes" + (f" — the model misses its logs in {miss}" if mark else "")]
     if finite(row.get("share_timing")):
         kind = "" if posterior else " (of the failures the step labels classify)"
         parts.append(f"{pct_interval(row['share_timing'], row['share_timing_lo'], row['share_timing_hi'])} of its "
                      f"failures are timing failures{kind}")
-    if posterior and finite(row.get("p_success_half_latency")):
+    can_act = row.get("latency_informative_share", 1.0)
+    if posterior and finite(can_act) and can_act == 0:
+        parts.append("what halving its latency would do the data cannot tell (its latencies are capped at the "
+                     "deadline or logged as a constant, so λ has nothing to act on)")
+    elif posterior and finite(row.get("p_success_half_latency")):
         change = round(100 * row["p_success_half_latency"]) - round(100 * row["p_success"])
         verb = "raise success to" if change > 0 else "lower success to" if change < 0 else "leave success at"
         parts.append(f"halving its latency would {verb} "
                      + pct_interval(row["p_success_half_latency"], row["p_success_half_latency_lo"],
-                                    row["p_success_half_latency_hi"]))
+                                    row["p_success_half_latency_hi"])
+                     + ("" if not finite(can_act) or can_act >= 1 else
+                        f" (λ acts on the {100 * can_act:.0f}% of its episodes whose latencies are measured)"))
     if not posterior and finite(row.get("paused_success_rate")):
         parts.append("with the environment paused while it thinks it succeeds in "
                      + pct_interval(row["paused_success_rate"], row["paused_success_rate_lo"],

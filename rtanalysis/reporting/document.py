@@ -125,14 +125,20 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     blocks: list[dict] = [{"kind": "h1", "text": TITLE}]
     if warn:
         blocks.append({"kind": "warning", "text": warn})
-    blocks += notes_blocks(diag)
-    blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest, frames.get("ppc"))
+    many = plots.style.many(ep["model"].unique())
+    # the answer first (headline, observed beside modelled, and the decomposition figure); what the
+    # data cannot tell and the methods follow the results they qualify
     blocks += headline_blocks(ep, frames, fit, ci_prob, warn)
+    lead = {k: v for k, v in figure_paths.items() if k in LEAD_FIGURES}
+    blocks += figure_blocks(lead, many, has_fit, diag, ci_prob, heading=None)
     blocks += reliability_blocks(load_result, ci_prob)
+    blocks += notes_blocks(diag)
     for task_type in sorted(ep["task_type"].unique()):
         blocks += task_type_blocks(task_type, ep, metrics, frames, ci_prob)
-    blocks += figure_blocks(figure_paths, plots.style.many(ep["model"].unique()), has_fit, diag, ci_prob)
+    blocks += figure_blocks({k: v for k, v in figure_paths.items() if k not in LEAD_FIGURES}, many, has_fit, diag,
+                            ci_prob)
     blocks += table_blocks(table_frames)
+    blocks += methods_blocks(load_result, fit, ci_prob, seed, data_digest, frames.get("ppc"))
     blocks.append({"kind": "h2", "text": "Power for the next run"})
     blocks.append({"kind": "p", "text": " ".join(content.power_note(metrics["success"],
                                                                     content.headline_clock(ep["clock"])))})
@@ -174,9 +180,20 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -
                                          m.observed_decomposition(ep, by_clock, ci_prob=ci_prob), clock)
         head = head.sort_values("success_rate", ascending=False)
         source = f"Observed rates with {p} Wilson intervals; no model was fitted."
+    if posterior:  # the logs' own rate beside the model's, and where the model misses them
+        observed = m.success_rates(ep, ("model", "clock"), ci_prob=ci_prob)
+        observed = observed[observed["clock"] == clock].set_index("model")
+        for c in ("success_rate", "success_rate_lo", "success_rate_hi"):
+            head[c] = head["model"].map(observed[c])
+        misses = success_misses(frames.get("ppc"), clock)
+        head["ppc_misses"] = head["model"].map(misses)
+        source += (" Beside each, the logs' own success rate (Wilson interval); ⚠ marks a model whose observed "
+                   "success falls outside the model's posterior predictive interval in some task type.")
     blocks.append({"kind": "p", "text": source})
     blocks.append({"kind": "list", "items": [content.headline_sentence(r, clock, posterior)
                                              for r in head.to_dict("records")]})
+    if posterior and head["ppc_misses"].notna().any():
+        blocks.append({"kind": "p", "text": MISS_ADVICE})
     missing = sorted(set(ep["model"].unique()) - set(head["model"]))  # distinct values: not one per episode
     if missing:
         blocks.append({"kind": "p", "text": "Not run under the " + content.CLOCK_WORDS.get(clock, clock)
@@ -217,6 +234,28 @@ def _error_episodes_note(ep: pd.DataFrame) -> list[dict]:
         "cannot see; where they are many, compare the fit on the episodes without failed calls.")}]
 
 
+#: what a success the model does not reproduce may mean, and what to try
+MISS_ADVICE = (
+    "⚠ Where the model misses the observed success, its numbers for that model are not the logs' and should not "
+    "be reported as they are. Likely causes: episodes that end at their first fatal decision (the log stops "
+    "there, so its length is not the design's), misses that cluster within episodes (a hard state slows the "
+    "agent and makes it wrong for many decisions in a row), or hard items that are also slow. Compare "
+    "`--structure auto`, read the flagged checks under Methods, and report the observed rate beside the model's.")
+
+
+def success_misses(ppc, clock: str) -> dict:
+    """Per model: the task types at ``clock`` whose observed success rate falls outside the posterior
+    predictive interval, as text (``"snake: observed 40% vs 22–35%"``); models without a miss are absent."""
+    if ppc is None or not len(ppc):
+        return {}
+    rows = ppc[(ppc["check"] == "success_rate") & (ppc["clock"] == clock) & ~ppc["covered"].astype(bool)]
+    out: dict[str, list[str]] = {}
+    for r in rows.itertuples():
+        out.setdefault(r.model, []).append(f"{r.task_type}: observed {100 * r.observed:.0f}% vs "
+                                           f"{100 * r.predicted_lo:.0f}–{100 * r.predicted_hi:.0f}%")
+    return {k: "; ".join(v) for k, v in out.items()}
+
+
 def methods_blocks(load_result, fit, ci_prob: float, seed, data_digest: str, ppc=None) -> list[dict]:
     ep, steps = load_result.episodes, load_result.steps
     clocks = ", ".join(f"{c} ({(ep['clock'] == c).sum()})" for c in ("paused", "wall", "step") if (ep["clock"] == c).any())
@@ -255,9 +294,15 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
         "(`latency_informative` = false)." + loo_text(fit))},
         {"kind": "p", "text": (
             f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.n_draws} draws after {fit.tune} tuning "
-            f"steps, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
+            f"steps{_accept_text(d)}, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
             f"{'passed' if d.get('ok', True) else '**failed**'}.")}] + sensitivity_blocks(fit)
+
+
+def _accept_text(d: dict) -> str:
+    accept = (d.get("retried") or {}).get("target_accept") or d.get("target_accept")
+    low_rank = " with a low-rank mass matrix" if d.get("adaptation") == "low_rank" else ""
+    return (f" at target acceptance {accept}" if accept else "") + low_rank
 
 
 def loo_text(fit) -> str:
@@ -361,8 +406,13 @@ def task_type_blocks(task_type: str, episodes: pd.DataFrame, metrics: dict, fram
                       "caption": f"Posterior decomposition, {task_type} (means, {plots.style.pct(ci_prob)} intervals)."}]
 
 
-def figure_blocks(figure_paths: dict, many: bool, has_fit: bool, diag, ci_prob: float) -> list[dict]:
-    blocks = [{"kind": "h2", "text": "Figures"}]
+#: figures shown with the headline, before anything else
+LEAD_FIGURES = ("failure_decomposition",)
+
+
+def figure_blocks(figure_paths: dict, many: bool, has_fit: bool, diag, ci_prob: float,
+                  heading: str | None = "Figures") -> list[dict]:
+    blocks = [{"kind": "h2", "text": heading}] if heading and figure_paths else []
     for name, path in figure_paths.items():
         needs_fit, title = plots.FIGURES[name]
         blocks.append({"kind": "figure", "title": title, "path": path,
