@@ -237,3 +237,28 @@ def test_failure_decomposition_draws_the_success_rows(mixed_tables):
         np.testing.assert_allclose(ends, np.sort(np.c_[lo, hi], axis=0))
     assert "90% interval" in fig.legends[0].get_title().get_text()
     matplotlib.pyplot.close(fig)
+
+
+def _renamed(frame, names):
+    return frame.assign(model=frame["model"].map(names)) if frame is not None and "model" in frame else frame
+
+
+def test_every_figure_keeps_its_text_inside_with_forty_character_names():
+    """A leaderboard's real names (up to 40 characters): no label, tick or title is cut at the figure's
+    edge, in any figure (the counterfactual figure's y-label was)."""
+    sim, load = simulated("mixed")
+    models = sorted(load.episodes["model"].unique())
+    names = {m: f"provider-{i}/a-very-long-model-name-preview-2026"[:40] for i, m in enumerate(models)}
+    assert all(len(n) == 40 for n in names.values())
+    episodes, steps = _renamed(load.episodes, names), _renamed(load.steps, names)
+    frames = {k: (_renamed(v, names) if hasattr(v, "columns") else v) for k, v in fit_frames(sim).items()}
+    figs = plots.build_figures(episodes, steps, fit_frames=frames)
+    assert {"counterfactuals", "forest", "failure_decomposition"} <= set(figs)
+    for name, fig in figs.items():
+        fig.canvas.draw()
+        drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # every drawn artist, in inches
+        width, height = fig.get_size_inches()
+        tol = 1 / 72  # a point
+        assert drawn.x0 >= -tol and drawn.y0 >= -tol and drawn.x1 <= width + tol and drawn.y1 <= height + tol, \
+            (name, drawn, (width, height))
+        matplotlib.pyplot.close(fig)

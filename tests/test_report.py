@@ -219,6 +219,55 @@ def test_counterfactual_sentence_says_which_way(half, verb):
     assert verb in sentence and "timing failures" not in sentence and not NAN.search(sentence)
 
 
+def _posterior_row(**extra) -> dict:
+    return {"model": "m", "p_success": 0.31, "p_success_lo": 0.28, "p_success_hi": 0.34, "share_timing": float("nan"),
+            "p_success_half_latency": 0.40, "p_success_half_latency_lo": 0.35, "p_success_half_latency_hi": 0.45,
+            **extra}
+
+
+@pytest.mark.parametrize("share, words, absent", [
+    (0.0, "what halving its latency would do the data cannot tell", "raise success"),
+    (0.5, "raise success to 40% [35, 45] (λ acts on the 50% of its episodes whose latencies are measured)", "cannot tell"),
+    (1.0, "raise success to 40% [35, 45].", "λ acts on")])
+def test_lambda_sentence_says_when_the_data_cannot_tell(share, words, absent):
+    from rtanalysis.reporting.content import headline_sentence
+
+    sentence = headline_sentence(_posterior_row(latency_informative_share=share), "step", posterior=True)
+    assert words in sentence and absent not in sentence
+
+
+def test_headline_sets_the_logs_rate_beside_the_models_and_marks_a_miss():
+    from rtanalysis.reporting.content import headline_sentence
+    from rtanalysis.reporting.document import success_misses
+
+    ppc = pd.DataFrame({"model": ["m", "m", "n"], "task_type": ["a", "b", "a"], "clock": ["wall"] * 3,
+                        "check": ["success_rate"] * 3, "observed": [0.405, 0.2, 0.5],
+                        "predicted_lo": [0.28, 0.1, 0.4], "predicted_hi": [0.34, 0.3, 0.6],
+                        "covered": [False, True, True]})
+    misses = success_misses(ppc, "wall")
+    assert misses == {"m": "a: observed 40% vs 28–34%"}
+    row = _posterior_row(success_rate=0.405, success_rate_lo=0.37, success_rate_hi=0.44, ppc_misses=misses["m"])
+    sentence = headline_sentence(row, "wall", posterior=True)
+    assert sentence.startswith("⚠ **m** succeeds in 31% [28, 34] (observed 40% [37, 44]) of wall-clock episodes")
+    assert "the model misses its logs in a: observed 40% vs 28–34%" in sentence
+    assert not headline_sentence(_posterior_row(), "wall", posterior=True).startswith("⚠")
+
+
+def test_decomposition_figure_has_no_blank_rows():
+    """A task type without some model × clock rows lists only its own rows."""
+    from rtanalysis.plots.decomposition import plot_failure_decomposition
+
+    rows = [("m1", "a"), ("m2", "a"), ("m1", "b")]
+    shares = pd.DataFrame({"model": [r[0] for r in rows], "task_type": [r[1] for r in rows], "clock": "wall",
+                           "success": [0.5, 0.4, 0.3], "success_lo": 0.2, "success_hi": 0.6, "capability": 0.3,
+                           "timing": 0.2, "late": 0.0, "early": 0.0, "silent": 0.0, "unknown": 0.0,
+                           "timing_end_lo": float("nan"),
+                           "timing_end_hi": float("nan")})
+    fig = plot_failure_decomposition(shares)
+    labels = [[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes[:2]]
+    assert labels == [["m1", "m2"], ["m1"]]
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all four
 def test_pooled_headline_is_the_episode_weighted_mean_of_the_cells(fitted_report):

@@ -105,23 +105,32 @@ def plot_failure_decomposition(shares: pd.DataFrame, width: str = "double", ci_p
     clock_rank = shares["clock"].map({"wall": 0, "step": 1}).fillna(2)
     order = (shares.assign(_m=shares["model"].map(model_rank), _c=clock_rank).sort_values(["_m", "_c"])["label"]
              .drop_duplicates().tolist())
-    # a task type where some model × clock rows have no episode lists only its own rows (no blank rows)
+    # where some task type lacks some model × clock rows, the task types are stacked, each panel with
+    # its own rows (side by side they would show blank rows, or repeat long names on every panel)
     rows_of = {k: [lab for lab in order if lab in set(shares.loc[shares["task_type"] == k, "label"])] for k in types}
     shared = all(len(rows) == len(order) for rows in rows_of.values())
-    fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=0.18 if len(order) < 20 else 0.13),
-                                 ncols=max(len(types), 1), sharey=shared)
+    per_row = 0.18 if len(order) < 20 else 0.13
+    if shared:
+        fig, axes = style.new_figure(width, style.rows_height(len(order), per_row=per_row),
+                                     ncols=max(len(types), 1), sharey=True)
+    else:
+        counts = [max(len(rows_of[k]), 1) for k in types]
+        fig, axes = style.new_figure(width, style.rows_height(sum(counts), per_row=per_row) + 0.35 * len(types),
+                                     nrows=len(types), sharex=True, gridspec_kw={"height_ratios": counts})
     present = [s for s in SEGMENTS if shares[s].sum() > 0] if len(shares) else ["success"]
     for ax, task_type in zip(axes.flat, types):
         rows = order if shared else rows_of[task_type]
         _stacked_panel(ax, shares[shares["task_type"] == task_type], {lab: i for i, lab in enumerate(rows)}, present)
         ax.set_title(task_type)
-        ax.set_xlabel("share of episodes")
+        if shared or ax is axes.flat[-1]:
+            ax.set_xlabel("share of episodes")
         if not shared:
-            _model_rows(ax, rows, n_slots=len(order))
+            _model_rows(ax, rows)
     if shared:
         _model_rows(axes.flat[0], order)
     fig.legend([Patch(color=style.OUTCOME_COLOURS[s]) for s in present], [SEGMENT_LABELS[s] for s in present],
-               loc="outside lower center", ncols=min(len(present), 4), frameon=False,
+               loc="outside lower center", ncols=style.legend_columns(fig, [SEGMENT_LABELS[s] for s in present]),
+               frameon=False,
                title=f"whiskers: {style.pct(ci_prob)} interval of the success share")
     return style.mark_diagnostics(fig, diagnostics)
 
@@ -143,11 +152,10 @@ def _stacked_panel(ax, sub: pd.DataFrame, pos: dict, present: list[str]) -> None
     ax.set_xlim(0, 1)
 
 
-def _model_rows(ax, order: list[str], n_slots: int | None = None) -> None:
-    """Label the rows of a ranked plot (top = first) on the first panel; ``n_slots`` rows of room (the
-    same bar height in panels with fewer rows)."""
+def _model_rows(ax, order: list[str]) -> None:
+    """Label the rows of a ranked plot (top = first) on the first panel."""
     ax.set_yticks(range(len(order)), order, fontsize=7 if len(order) <= 20 else 5)
-    ax.set_ylim(max(n_slots or 0, len(order)) - 0.5, -0.5)
+    ax.set_ylim(len(order) - 0.5, -0.5)
 
 
 def _row_labels(frame: pd.DataFrame) -> pd.Series:
@@ -205,7 +213,8 @@ def plot_paused_vs_wall(contrast: pd.DataFrame, width: str = "double", ci_prob: 
         axes[0].set_ylabel(f"P(success), {style.pct(ci_prob)} interval")
         handles, labels = axes[0].get_legend_handles_labels()
         if handles:
-            fig.legend(handles, labels, loc="outside lower center", ncols=min(len(models), 4), frameon=False)
+            fig.legend(handles, labels, loc="outside lower center", ncols=style.legend_columns(fig, labels),
+                       frameon=False)
     return style.mark_diagnostics(fig, diagnostics)
 
 
@@ -271,5 +280,6 @@ def plot_forest(decomposition: pd.DataFrame, width: str = "double", diagnostics:
     _model_rows(axes.flat[0], order)
     label = (lambda t, c: t) if len(clocks) == 1 else (lambda t, c: f"{t} · {c}")
     fig.legend([Line2D([], [], color="black", marker=markers[g % len(markers)], ls="", ms=3) for g in range(len(groups))],
-               [label(t, c) for t, c in groups], loc="outside lower center", ncols=min(len(groups), 4), frameon=False)
+               [label(t, c) for t, c in groups], loc="outside lower center",
+               ncols=style.legend_columns(fig, [label(t, c) for t, c in groups]), frameon=False)
     return style.mark_diagnostics(fig, diagnostics)

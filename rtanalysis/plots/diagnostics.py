@@ -133,5 +133,5 @@ def plot_ppc(ppc: pd.DataFrame, width: str = "double", diagnostics: dict | None 
         from matplotlib.lines import Line2D
 
         fig.legend([Line2D([], [], color=palette[m], marker="o", ls="", ms=3) for m in models], models,
-                   loc="outside lower center", ncols=min(len(models), 6), frameon=False)
+                   loc="outside lower center", ncols=style.legend_columns(fig, models, most=6), frameon=False)
     return style.mark_diagnostics(fig, diagnostics)

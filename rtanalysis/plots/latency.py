@@ -128,7 +128,8 @@ def _legend(fig, ax, n_models: int) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         per_row = 4 if fig.get_figwidth() >= style.WIDTHS["double"] else 2
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(n_models, per_row), frameon=False,
+        fig.legend(handles, labels, loc="outside lower center", ncols=style.legend_columns(fig, labels, per_row),
+                   frameon=False,
                    title="model")
 
 
@@ -236,7 +237,8 @@ def plot_counterfactuals(counterfactuals: pd.DataFrame, width: str = "double", d
         ax.set_title(task_type)
         ax.set_xlabel("latency × λ")
         ax.set_ylim(-0.02, 1.02)
-    axes[0].set_ylabel(f"P(success), posterior mean, {style.pct(ci_prob)} band")
+    # two lines: one is taller than a 2-inch panel and was cut at the figure's edge
+    axes[0].set_ylabel(f"P(success)\nposterior mean, {style.pct(ci_prob)} band")
     _legend(fig, axes[0], len(models))
     return style.mark_diagnostics(fig, diagnostics)
 
@@ -249,7 +251,7 @@ def _counterfactual_heatmap(cf, types, width, diagnostics):
     for i, (ax, task_type) in enumerate(zip(axes.flat, types)):
         grid = (cf[cf["task_type"] == task_type].pivot_table(index="model", columns="lambda", values="p_success")
                 .reindex(index=order))
-        grid.columns = [f"{x:g}" for x in grid.columns]
+        grid.columns = [f"{x:.2g}" for x in grid.columns]  # 0.35, not 0.3536
         _model_heatmap(ax, grid, task_type, first=i == 0, last=i == len(types) - 1, cbar="posterior P(success)",
                        xlabel="latency scale λ", ylabel="model (ranked by success at λ = 1)")
     return style.mark_diagnostics(fig, diagnostics)

@@ -39,13 +39,14 @@ def plot_trajectory_stability(hazard: pd.DataFrame, fallback: pd.DataFrame, widt
             ax.plot(h["step"], h["hazard"], color=palette[model], lw=1, marker="o", ms=2, label=model)
             ax.fill_between(h["step"], h["hazard_lo"], h["hazard_hi"], color=palette[model], alpha=0.15, lw=0)
     ax.set_xlabel("decision index (step)")
-    ax.set_ylabel(f"hazard of first failure, {style.pct(ci_prob)} band")
+    ax.set_ylabel(f"hazard of first failure\n{style.pct(ci_prob)} band")  # one line is taller than the panel
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("first failed decision")
     _fallback_panel(axes[0, 1], fallback, models, palette, ci_prob)
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(models), 4), frameon=False)
+        fig.legend(handles, labels, loc="outside lower center", ncols=style.legend_columns(fig, labels),
+                   frameon=False)
     return fig
 
 
@@ -63,7 +64,7 @@ def _fallback_panel(ax, fb, order, palette, ci_prob, fontsize=7):
     ax.set_yticks(range(len(order)), order, fontsize=fontsize)
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xlim(left=0)
-    ax.set_xlabel(f"fallback rate, {style.pct(ci_prob)} interval")
+    ax.set_xlabel(f"fallback rate\n{style.pct(ci_prob)} interval")
     ax.set_title("fallback actions")
 
 

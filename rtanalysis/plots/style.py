@@ -151,6 +151,18 @@ def write_figure(fig: Figure, path_stem) -> list[Path]:
     return paths
 
 
+def legend_columns(fig: Figure, labels, most: int = 4) -> int:
+    """Columns for a legend below ``fig`` so that it fits the figure's width: at most ``most``, fewer
+    for long labels (a 40-character model name is about 2 in at the legend's 7 pt; four of them are
+    wider than a page)."""
+    labels = [str(x) for x in labels]
+    if not labels:
+        return 1
+    # an average glyph is about 0.55 em wide; the handle and the gaps add about 0.45 in per entry
+    entry = max(map(len, labels)) * RC["legend.fontsize"] * 0.55 / 72 + 0.45
+    return max(1, min(most, len(labels), int(fig.get_figwidth() // entry)))
+
+
 def err(centre, lo, hi):
     """Non-negative [below, above] error-bar lengths (interval ends may round past the estimate)."""
     import numpy as np
