@@ -122,12 +122,13 @@ def plot_failure_decomposition(shares: pd.DataFrame, width: str = "double", ci_p
         rows = order if shared else rows_of[task_type]
         _stacked_panel(ax, shares[shares["task_type"] == task_type], {lab: i for i, lab in enumerate(rows)}, present)
         ax.set_title(task_type)
-        if shared or ax is axes.flat[-1]:
-            ax.set_xlabel("share of episodes")
         if not shared:
             _model_rows(ax, rows)
     if shared:
         _model_rows(axes.flat[0], order)
+        style.panel_xlabel(fig, list(axes.flat)[:len(types)], "share of episodes")
+    else:
+        axes.flat[len(types) - 1].set_xlabel("share of episodes")
     fig.legend([Patch(color=style.OUTCOME_COLOURS[s]) for s in present], [SEGMENT_LABELS[s] for s in present],
                loc="outside lower center", ncols=style.legend_columns(fig, [SEGMENT_LABELS[s] for s in present]),
                frameon=False,
@@ -241,7 +242,7 @@ def _dumbbell(rates, clocks, types, width, ci_prob, diagnostics):
                         color=colours[clock], lw=0.5, label=clock)
         ax.set_xlim(-0.02, 1.02)
         ax.set_title(task_type)
-        ax.set_xlabel(f"P(success), {style.pct(ci_prob)} interval")
+    style.panel_xlabel(fig, list(axes.flat)[:len(types)], f"P(success), {style.pct(ci_prob)} interval")
     ax0 = axes.flat[0]
     ax0.set_yticks(range(len(order)), order, fontsize=5)
     ax0.set_ylim(len(order) - 0.5, -0.5)

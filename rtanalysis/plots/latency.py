@@ -55,7 +55,7 @@ def plot_success_vs_latency(success_by_latency: pd.DataFrame, curve: pd.DataFram
         _ratio_axis(ax)
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(task_type)
-        ax.set_xlabel("latency / window close")
+    style.panel_xlabel(fig, axes, "latency / window close")
     if len(axes):
         axes[0].set_ylabel(f"P(success), {style.pct(ci_prob)} interval")
         _legend(fig, axes[0], len(models))
@@ -179,7 +179,9 @@ def _latency_dots(summary: pd.DataFrame, types, width):
         ax.scatter(sub["p50"], y, c=colours, s=8, zorder=3)
         _mark_windows(ax, summary[summary["task_type"] == task_type])
         ax.set_title(task_type)
-        ax.set_xlabel(f"latency ({_unit(summary[summary['task_type'] == task_type])}), median and IQR")
+        # the unit per panel, what is drawn once: a long label per panel ran into its neighbour's
+        ax.set_xlabel(f"latency ({_unit(summary[summary['task_type'] == task_type])})")
+    axes.flat[0].set_xlabel(axes.flat[0].get_xlabel() + ", median and IQR")
     ax0 = axes.flat[0]
     ax0.set_yticks(range(len(order)), order, fontsize=5)
     ax0.set_ylim(len(order) - 0.5, -0.5)
@@ -261,6 +263,6 @@ def _model_heatmap(ax, grid, title, first, last, cbar, xlabel, ylabel):
     """One task type's panel of a many-model heatmap: success in [0, 1], model labels on the first panel."""
     sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", cbar=last, cbar_kws={"label": cbar}, yticklabels=first)
     ax.set_title(title)
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(xlabel if first else "")  # once: one per narrow panel ran into its neighbour's
     ax.set_ylabel(ylabel if first else "")
     ax.tick_params(axis="y", labelsize=5)

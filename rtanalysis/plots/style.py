@@ -163,6 +163,19 @@ def legend_columns(fig: Figure, labels, most: int = 4) -> int:
     return max(1, min(most, len(labels), int(fig.get_figwidth() // entry)))
 
 
+#: above this many panels side by side, their common x label is written once under the row
+SHARED_XLABEL_PANELS = 2
+
+
+def panel_xlabel(fig: Figure, axes, text: str) -> None:
+    """The x label of a row of panels: under each of one or two panels, under the first only of three
+    or more (a label per narrow panel runs into its neighbour's; a figure-level label would collide
+    with the legend below the panels)."""
+    axes = [ax for ax in axes if ax.get_visible()]
+    for i, ax in enumerate(axes):
+        ax.set_xlabel(text if i == 0 or len(axes) <= SHARED_XLABEL_PANELS else "")
+
+
 def err(centre, lo, hi):
     """Non-negative [below, above] error-bar lengths (interval ends may round past the estimate)."""
     import numpy as np
