@@ -8,9 +8,7 @@ options: model names from the run configs, success = normalised score >= 0.5), g
 with a fixed header time so the output is the same bytes on every run, then writes README.md.
 """
 
-import gzip
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -22,14 +20,8 @@ def convert(out_dir: Path):
     from rtanalysis.adapters import to_rtlog
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        plain = Path(tmp) / "episodes.jsonl"
-        result = to_rtlog([SOURCE], plain, format="realtimegym")
-        # episodes in a stable order (the adapter reads run directories sorted by path)
-        with open(plain, "rb") as src, open(out_dir / "episodes.jsonl.gz", "wb") as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
-                gz.write(src.read())
-    return result
+    # episodes in a stable order (the adapter reads run directories sorted by path)
+    return to_rtlog([SOURCE], out_dir / "episodes.jsonl.gz", format="realtimegym")
 
 
 def readme(result, out_dir: Path) -> str:

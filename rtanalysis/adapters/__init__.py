@@ -121,7 +121,8 @@ def to_rtlog(paths, out, format: str = "auto", **options) -> LoadResult:
     """Convert logs of any supported format into one rtlog v1 file ``out`` (``.jsonl`` or ``.jsonl.gz``).
 
     Writes the accepted episodes, one per line, in reading order; returns the :class:`~rtanalysis.LoadResult`
-    (whose quarantine lists what was not converted). Loading ``out`` gives the same tables.
+    (whose quarantine lists what was not converted). Loading ``out`` gives the same tables. A ``.gz``
+    file carries no time or name in its header: the same logs give the same bytes.
     """
     import gzip
 
@@ -130,10 +131,12 @@ def to_rtlog(paths, out, format: str = "auto", **options) -> LoadResult:
     sink = _RecordingSink()
     result = load(paths, format=format, _sink=sink, **options)
     out = Path(out)
-    opener = gzip.open if out.name.endswith(".gz") else open
-    with opener(out, "wb") as fh:
-        for rec in sink.records:
-            fh.write(orjson.dumps(rec) + b"\n")
+    with open(out, "wb") as raw:
+        fh = (gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9)
+              if out.name.endswith(".gz") else raw)
+        with fh:
+            for rec in sink.records:
+                fh.write(orjson.dumps(rec) + b"\n")
     return result
 
 

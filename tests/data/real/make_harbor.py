@@ -39,15 +39,7 @@ N_ATTEMPTS = 4
 JOB = "2026-12-05__14-22-09"
 JOB_ID = UUID("5b0c8a52-6a43-4b6e-9d0f-3d1c6f1b2a77")
 
-#: task, category, difficulty, agent timeout_sec, median agent time as a share of the limit
-TASKS = [
-    ("fix-permissions", "system-administration", "easy", 180.0, 0.35),
-    ("csv-to-parquet", "data-processing", "easy", 360.0, 0.40),
-    ("git-merge-conflict", "software-engineering", "medium", 600.0, 0.55),
-    ("nginx-reverse-proxy", "system-administration", "medium", 900.0, 0.60),
-    ("train-tiny-classifier", "machine-learning", "hard", 1200.0, 0.75),
-    ("sqlite-recovery", "data-science", "hard", 1800.0, 0.70),
-]
+from _agent_tasks import TASKS  # noqa: E402  (the script's folder is on sys.path)
 #: provider, model, P(solve) on an easy task, speed factor
 MODELS = [("openai", "gpt-5-mini", 0.80, 0.8), ("anthropic", "claude-sonnet-4-5", 0.85, 1.1)]
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

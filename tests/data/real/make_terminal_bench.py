@@ -41,15 +41,7 @@ OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "termi
 SEED = 20261204
 N_ATTEMPTS = 4
 
-#: task_id, category, difficulty, max_agent_timeout_sec, median agent time as a share of the limit
-TASKS = [
-    ("fix-permissions", "system-administration", "easy", 180.0, 0.35),
-    ("csv-to-parquet", "data-processing", "easy", 360.0, 0.40),
-    ("git-merge-conflict", "software-engineering", "medium", 600.0, 0.55),
-    ("nginx-reverse-proxy", "system-administration", "medium", 900.0, 0.60),
-    ("train-tiny-classifier", "machine-learning", "hard", 1200.0, 0.75),
-    ("sqlite-recovery", "data-science", "hard", 1800.0, 0.70),
-]
+from _agent_tasks import TASKS  # noqa: E402  (the script's folder is on sys.path)
 #: model name, run id (the harness's default: the start time), P(solve) on an easy task, speed factor
 MODELS = [
     ("openai/gpt-5-mini", "2026-12-04__10-02-11", 0.80, 0.8),

@@ -10,10 +10,8 @@ gives the same bytes, then writes README.md with the provenance and the arena's 
 Nothing of the arena's code is used or copied: only its committed battle files are read.
 """
 
-import gzip
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,27 +28,13 @@ def convert(battles: Path, out_dir: Path):
     from rtanalysis.adapters import to_rtlog
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        plain = Path(tmp) / "episodes.jsonl"
-        result = to_rtlog([battles], plain, format="llm-colosseum")
-        with open(plain, "rb") as src, open(out_dir / "episodes.jsonl.gz", "wb") as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
-                gz.write(src.read())
-    return result
+    return to_rtlog([battles], out_dir / "episodes.jsonl.gz", format="llm-colosseum")
 
 
-def stun_causes(out_dir: Path) -> dict[tuple[str, str], int]:
-    """(model, no_action_cause) → stunned turns, read back from the written file (the tables do not
-    carry the cause yet)."""
-    counts: dict[tuple[str, str], int] = {}
-    with gzip.open(out_dir / "episodes.jsonl.gz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            ep = json.loads(line)
-            for s in ep["steps"]:
-                if "no_action_cause" in s:
-                    key = (ep["model"], s["no_action_cause"])
-                    counts[key] = counts.get(key, 0) + 1
-    return counts
+def stun_causes(result) -> dict[tuple[str, str], int]:
+    """(model, no_action_cause) → stunned turns."""
+    st = result.steps[result.steps["no_action_cause"].notna()]
+    return {k: int(v) for k, v in st.groupby(["model", "no_action_cause"]).size().items()}
 
 
 def summary_table(result, causes) -> str:
@@ -96,7 +80,7 @@ call with a 15 s deadline. Run the full report on it: `rtanalysis demo --example
 
 | model | battles | wins | mean score | turns | invalid | stunned: timeout | stunned: error | late (> 15 s) | median latency (s) |
 |---|---|---|---|---|---|---|---|---|---|
-{summary_table(result, stun_causes(out_dir))}
+{summary_table(result, stun_causes(result))}
 
 ## Licence of the source data
 
