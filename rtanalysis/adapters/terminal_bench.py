@@ -11,7 +11,7 @@ Two layouts (docs/user-guide/adapters.md, "Terminal-Bench and Harbor results"):
   counts. :func:`read_harbor`.
 
 Both become the same decision: ``t_obs`` 0, latency = agent end − agent start (seconds), window
-``[0, time limit]``, clock ``wall``. What the harness recorded decides the rest (:func:`_step`):
+``[0, time limit]``, clock ``wall``. What the harness recorded decides the rest (``_step``):
 
 * tests passed (terminal-bench ``is_resolved``; harbor's reward under ``success_rule``) and an agent
   end time: the agent acted, ``correct_at_obs`` true. If the agent had timed out the action is
@@ -31,7 +31,7 @@ Both become the same decision: ``t_obs`` 0, latency = agent end − agent start 
   not stop the agent).
 
 The results do not record the time limit except where the run overrode it; the lookup is
-:func:`_tb_limit` / :func:`_harbor_limit`. A trial whose limit cannot be found is quarantined
+``_tb_limit`` / ``_harbor_limit``. A trial whose limit cannot be found is quarantined
 naming the missing field (no default is guessed: tasks set their own limits).
 """
 
