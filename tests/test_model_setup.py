@@ -8,6 +8,7 @@ import pytest
 from rtanalysis.model.build import build_model
 from rtanalysis.model.data import aggregate
 from rtanalysis.model.diagnostics import THRESHOLDS, advice
+from rtanalysis.model.fit import SMALL_DATA_EPISODES
 from rtanalysis.model.studies.toy import ToyDesign, toy_load
 
 
@@ -87,8 +88,11 @@ def test_tune_auto_retries_a_failed_fit_once_and_records_it():
     assert retried["tune"] == 30 and retried["draws"] == 20 and res.n_draws == 20
     assert (retried["first"]["max_rhat"] > THRESHOLDS["max_rhat"]
             or retried["first"]["min_ess_bulk"] < THRESHOLDS["min_ess_bulk"] or retried["first"]["n_divergent"] > 0)
-    # smaller steps after divergences only; the request is kept (the fit cache finds it by it)
-    assert retried["target_accept"] == (0.95 if retried["first"]["n_divergent"] else None)
+    # smaller steps after divergences, or from the start on small data; the request is kept (the fit
+    # cache finds it by it)
+    small = len(lr.episodes) < SMALL_DATA_EPISODES
+    assert small and res.diagnostics["adaptation"] == "low_rank"
+    assert retried["target_accept"] == (0.95 if retried["first"]["n_divergent"] or small else None)
     assert retried["asked"] == {"draws": 10, "tune": 10}
     fixed = fit(lr, draws=10, chains=2, tune=10, seed=1, progress=False)
     assert not fixed.diagnostics.get("retried") and fixed.n_draws == 10
