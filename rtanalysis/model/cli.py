@@ -11,11 +11,13 @@ from .fit import DEFAULT_CHAINS, DEFAULT_DRAWS
 from .spec import AUTO, LATENCY_FAMILIES, PARTS, STRUCTURES, ModelSpec
 
 
-def add_fit_arguments(p, draws: int = DEFAULT_DRAWS, chains: int = DEFAULT_CHAINS) -> None:
+def add_fit_arguments(p, draws: int | None = DEFAULT_DRAWS, chains: int | None = DEFAULT_CHAINS) -> None:
     """The sampling options and the model's spec, as every command that fits takes them: the
     latency family, ``--structure`` and one flag per structure part (from :data:`.spec.PARTS`)."""
-    p.add_argument("--draws", type=int, default=draws, help=f"posterior draws per chain (default {draws})")
-    p.add_argument("--chains", type=int, default=chains, help=f"chains (default {chains})")
+    p.add_argument("--draws", type=int, default=draws,
+                   help=f"posterior draws per chain (default {draws if draws is not None else 'per example'})")
+    p.add_argument("--chains", type=int, default=chains,
+                   help=f"chains (default {chains if chains is not None else 'per example'})")
     p.add_argument("--tune", type=tune_arg, default="auto",
                    help="tuning steps per chain, or auto (default): = draws, and if the diagnostics gate fails, once "
                         "more with 3x tuning and 2x draws (and target_accept 0.95 after divergences)")

@@ -33,13 +33,13 @@ def pct(x) -> str:
     return f"{100 * float(x):.0f}%" if finite(x) else "—"
 
 
-def pct_interval(est, lo, hi) -> str:
-    """``12% [8, 17]``; without finite ends just ``12%``."""
+def pct_interval(est, lo, hi, digits: int = 0) -> str:
+    """``12% [8, 17]`` (``digits`` decimals: ``0.3% [0.1, 0.7]``); without finite ends just the estimate."""
     if not finite(est):
         return "—"
     if finite(lo) and finite(hi):
-        return f"{100 * float(est):.0f}% [{100 * float(lo):.0f}, {100 * float(hi):.0f}]"
-    return pct(est)
+        return f"{100 * float(est):.{digits}f}% [{100 * float(lo):.{digits}f}, {100 * float(hi):.{digits}f}]"
+    return f"{100 * float(est):.{digits}f}%" if digits else pct(est)
 
 
 def package_versions() -> dict[str, str]:

@@ -210,9 +210,14 @@ def reliability_blocks(load_result, ci_prob: float) -> list[dict]:
     if not plots.has_failed_calls(r):
         return []
     p = plots.style.pct(ci_prob)
-    items = [f"**{row['model']}**: {content.pct_interval(row['failed_call_rate'], row['failed_call_rate_lo'], row['failed_call_rate_hi'])}"
-             f" of its {row['n_decisions']} decisions ({row['n_error']} errors, {row['n_other']} other), against "
-             f"{content.pct_interval(row['timeout_rate'], row['timeout_rate_lo'], row['timeout_rate_hi'])} timed out"
+    # rates of a few per thousand read as 0% at whole percents: one decimal where every end is under 10%
+    digits = 1 if float(r[["failed_call_rate_hi", "timeout_rate_hi"]].max().max()) < 0.1 else 0
+
+    def rate(row, name):
+        return content.pct_interval(row[name], row[f"{name}_lo"], row[f"{name}_hi"], digits)
+
+    items = [f"**{row['model']}**: {rate(row, 'failed_call_rate')} of its {row['n_decisions']} decisions "
+             f"({row['n_error']} errors, {row['n_other']} other), against {rate(row, 'timeout_rate')} timed out"
              for row in r.sort_values("failed_call_rate", ascending=False).to_dict("records") if row["n_failed_call"]]
     return [{"kind": "h2", "text": "Failed calls (reliability)"},
             {"kind": "p", "text": (
