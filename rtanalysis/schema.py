@@ -18,6 +18,10 @@ FAILURE_TYPES = ("none", "capability", "timing", "both", "error", "unknown")
 #: the call failed (provider or agent error), or something else stopped it (the harness); only
 #: ``timeout`` is timing, the other two are reported as reliability, never as timing or capability
 NO_ACTION_CAUSES = ("timeout", "error", "other")
+#: how an episode ended (``ended``): it reached its intended end (the horizon: the game's last turn, the
+#: task's end), the agent's failure ended it (the log's last decision was the fatal one), or something
+#: else cut it short (a budget, the harness); absent: not known
+ENDINGS = ("horizon", "failure", "cut")
 
 EPISODE_KEYS = ("run_id", "episode_id")
 #: episode columns copied onto every step row
@@ -35,6 +39,7 @@ EPISODE_COLUMNS: dict[str, str] = {
     "seed": "Int64",
     "success": "bool",
     "score": "float64",
+    "ended": "str",
     "n_steps": "int64",
     "n_fallback": "int64",
     "failure_type": "str",
@@ -78,7 +83,8 @@ STEP_COLUMNS: dict[str, str] = {
 #: row instead of the text; every function of the package accepts either dtype.
 STEP_KEY_COLUMNS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "no_action_cause",
                     "outcome")
-EPISODE_KEY_COLUMNS = ("run_id", "model", "task", "task_type", "clock", "time_unit", "failure_type", "source_file")
+EPISODE_KEY_COLUMNS = ("run_id", "model", "task", "task_type", "clock", "time_unit", "ended", "failure_type",
+                       "source_file")
 KEY_DTYPES = ("str", "category")
 #: step fields the loader keeps, ingest writes and the data hash covers, but no metric, figure, table
 #: or model reads (the outcome is derived from them at load): ``rtanalysis report`` lets them go once

@@ -73,6 +73,9 @@ RULES = [
      "must be one of timeout, error, other"),
     ("no_action_cause-acted", _set(["steps", 0, "no_action_cause"], "error"), "steps[0].no_action_cause",
      "the decision acted"),
+    ("ended-unknown", _set(["ended"], "timeout"), "ended", "must be one of horizon, failure, cut"),
+    ("ended-failure-but-success", lambda r: r.update(ended="failure", success=True), "ended",
+     "is failure but success is true"),
 ]
 
 

@@ -67,6 +67,7 @@ class _Episode(msgspec.Struct, gc=False):
     conditions: dict[str, str | float] | None = None
     seed: Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)] | None = None
     score: float | None = None
+    ended: Literal["horizon", "failure", "cut"] | None = None
     steps: list[_Step] | None = None
     meta: msgspec.Raw = msgspec.Raw()
 
@@ -184,6 +185,10 @@ class EpisodeSink:
                             f"duplicate (run_id, episode_id) = {key}; first seen at {first[0]}:{first[1]}", raw)
                 keep[i] = False
                 continue
+            if ep.ended == "failure" and ep.success:  # a rule between fields: the validator names it
+                self.reject(file, line, *explain(where[i][2]), raw)
+                keep[i] = False
+                continue
             seen[key] = (file, line)
             meta = ep.meta
             if meta:
@@ -192,7 +197,7 @@ class EpisodeSink:
             else:
                 meta = None
             rows.append((ep.run_id, ep.episode_id, ep.model, ep.task, ep.task_type, ep.clock, ep.time_unit or "s",
-                         ep.seed, ep.success, ep.score, lengths[i], meta, file, line))
+                         ep.seed, ep.success, ep.score, ep.ended, lengths[i], meta, file, line))
             conditions.append(ep.conditions)
             n_acc += 1
         return n_acc
@@ -390,8 +395,9 @@ def _concat_chunks(chunks: list[dict]) -> dict:
 
 
 _EP_FIELDS = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "seed", "success",
-              "score", "n_steps", "meta", "source_file", "source_line")
-_EP_TEXT = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "meta", "source_file")
+              "score", "ended", "n_steps", "meta", "source_file", "source_line")
+_EP_TEXT = ("run_id", "episode_id", "model", "task", "task_type", "clock", "time_unit", "ended", "meta",
+            "source_file")
 
 
 def _episode_columns(rows: list[tuple]) -> dict:

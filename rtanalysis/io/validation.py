@@ -90,13 +90,18 @@ def _episode_clock_unit_success(rec: dict) -> tuple[str, str, bool]:
 
 
 def _episode_optional_fields(rec: dict) -> dict:
-    """seed, score, conditions, meta and steps (an empty list when absent), checked in that order."""
+    """seed, score, ended, conditions, meta and steps (an empty list when absent), checked in that order."""
     seed = rec.get("seed")
     if seed is not None and type(seed) is not int:
         raise RecordError("seed", f"must be an integer, got {_jtype(seed) if type(seed) is not float else 'non-integer number'}")
     score = rec.get("score")
     if score is not None and not _is_num(score):
         raise RecordError("score", f"must be a number, got {_jtype(score)}")
+    ended = rec.get("ended")
+    if ended is not None and ended not in schema.ENDINGS:
+        raise RecordError("ended", f"must be one of {', '.join(schema.ENDINGS)}; got {orjson.dumps(ended).decode()[:40]}")
+    if ended == "failure" and rec.get("success") is True:
+        raise RecordError("ended", "is failure but success is true (an episode its failure ended did not succeed)")
     cond = rec.get("conditions")
     if cond is not None:
         if type(cond) is not dict:
@@ -112,7 +117,7 @@ def _episode_optional_fields(rec: dict) -> dict:
         steps = []
     elif type(steps) is not list:
         raise RecordError("steps", f"must be an array, got {_jtype(steps)}")
-    return {"seed": seed, "score": score, "conditions": cond, "meta": meta, "steps": steps}
+    return {"seed": seed, "score": score, "ended": ended, "conditions": cond, "meta": meta, "steps": steps}
 
 
 def validate_steps(steps: list) -> list[tuple]:

@@ -44,7 +44,7 @@ def _column_digest(col: pd.Series) -> bytes:
 
 #: columns added to the tables after reports recorded hashes: hashed only where some value is given, so
 #: the same logs keep the hash they had
-HASH_IF_GIVEN = ("no_action_cause",)
+HASH_IF_GIVEN = ("no_action_cause", "ended")
 
 
 def data_hash(episodes: pd.DataFrame, steps: pd.DataFrame) -> str:
