@@ -85,6 +85,11 @@ def test_turn_counts_match_the_raw_files(colosseum):
                 t["latencyMs"] > 15000 and t["action"]["type"] != "INVALID" for t in acted)
             assert row["success"] == (battle["winner"] == agent)
             assert 0 <= row["score"] <= 3
+            # an eliminated agent's log stops before the battle's last turn; the winner's reaches the end
+            last = max(t["turn"] for t in battle["turns"])
+            assert row["ended"] == "horizon" if agent == battle["winner"] else row["ended"] in ("horizon", "failure")
+            if row["ended"] == "failure":
+                assert max(t["turn"] for t in turns) < last and not row["success"]
         assert ep[ep["task"] == f"season-1/day-{battle['day']:03d}"]["success"].sum() == 1
 
 

@@ -249,6 +249,8 @@ def battle_episode(battle: dict, agent: dict, success_rule: str, deadline_s: flo
         "time_unit": "s",
         "success": bool(success),
         "score": float(_opponents_outlasted(agent_id, battle)),
+        # an eliminated agent's log stops at the turn it died; a survivor's runs to the battle's end
+        "ended": "horizon" if survived else "failure",
         "steps": _steps(battle, agent_id, deadline_s, turn_pause_s),
         "meta": {"source": "llm-colosseum", "agent": agent_id, "season": season, "day": day, "date": battle["date"],
                  "winner": battle["winner"], "survived": survived, "eliminated_turn": eliminated.get(agent_id),
