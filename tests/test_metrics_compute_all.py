@@ -8,8 +8,7 @@ from rtanalysis.metrics import compute_all, write_metrics
 from tests.metrics_fixtures import load_fixture
 
 KEYS = ["success", "latency", "latency_ecdf", "success_by_latency", "validity", "hazard", "fallback", "reliability",
-        "score_variance",
-        "observed_decomposition"]
+        "score_variance", "episode_structure", "observed_decomposition"]
 
 
 def test_keys_and_default_grouping():

@@ -103,3 +103,134 @@ def test_counterfactual_truth_is_monotone_in_lambda():
     wide = cf.pivot_table(index=KEYS, columns="lambda", values="p_success")
     assert (wide[0.5] >= wide[1.0] - 0.01).all() and (wide[1.0] >= wide[2.0] - 0.01).all()
     assert pd.Series(wide[0.5] - wide[2.0]).mean() > 0.1
+
+
+# ----------------------------------------------------------------------------- the real-benchmark regime
+REAL_REGIME = ["truncated", "episode_effects", "wall_only", "llm_latency", "nonfatal_skip", "realistic", "agent_task"]
+
+
+@pytest.mark.parametrize("name", ["truncated", "episode_effects", "llm_latency", "nonfatal_skip", "realistic",
+                                  "agent_task"])
+def test_observed_rates_of_the_real_regime_agree_with_the_monte_carlo_truth(name):
+    """Brute force as above, on the regime's presets: truth is over each episode's natural length,
+    whatever the log keeps of it."""
+    design, spec = MISSPEC_PRESETS[name]
+    sim = simulate_misspec(design.with_(tasks=40, seeds=8), spec, seed=6, reps=100)
+    obs = sim.episodes.groupby(KEYS, sort=False).agg(success=("success", "mean"), capable=("capable", "mean"),
+                                                     n=("success", "size"))
+    m = sim.truth.merge(obs.reset_index(), on=KEYS)
+    assert len(m) == len(sim.truth)
+    for q, col in (("p_success", "success"), ("p_capable", "capable")):
+        se = np.sqrt(m[q] * (1 - m[q]) / m["n"]) + 0.005
+        assert (np.abs(m[q] - m[col]) < 4 * se).all(), (q, m[[q, col]])
+
+
+def test_truncation_changes_the_logs_not_the_truth():
+    """With every wrong action fatal, the truth of a truncated design is the engine's exact truth,
+    while each failed episode's log ends at its first fatal decision."""
+    design, _ = _small("timeouts")
+    arrays = simulate_arrays(design, 4)
+    exact = truth_table(design, arrays)
+    reps = 3000
+    mc, _, _ = mc_truth(design, Misspec(truncate=True), arrays, reps=reps, seed=4)
+    m = exact.merge(mc, on=KEYS, suffixes=("", "_mc"))
+    for q in ("p_capable", "p_success", "p_late", "p_correct"):
+        se = np.sqrt(m[q] * (1 - m[q]) / (reps * m["n_episodes"])) + 1e-4
+        assert (np.abs(m[q] - m[f"{q}_mc"]) < 5 * se).all(), q
+
+    sim = simulate("truncated", seed=2)
+    ep, dec = sim.episodes, sim.decisions
+    fatal_wrong = ~dec["correct"] & ~dec["fatal"]  # a wrong last decision that ended it (misses are "fatal")
+    last = dec.groupby("episode").tail(1).set_index("episode")
+    failed = ~ep["success"].to_numpy()
+    short = (ep["n_steps"] < ep["n_steps_natural"]).to_numpy()
+    assert short.any() and failed[short].all()  # only failures are cut short
+    assert (ep.loc[~failed, "n_steps"] == ep.loc[~failed, "n_steps_natural"]).all()
+    # a failed episode ends at a fatal miss or a wrong action; nothing fatal comes before its end
+    ended_by = last["fatal"] | fatal_wrong.groupby(dec["episode"]).last()
+    assert ended_by[failed & short].all()
+    before = dec[dec.groupby("episode").cumcount(ascending=False) > 0]
+    assert not before["fatal"].any()
+    # the logs are valid rtlog and keep the truncated lengths
+    loaded = sim.load()
+    assert loaded.n_quarantined == 0 and len(loaded.steps) == len(dec) < ep["n_steps_natural"].sum()
+
+
+def test_a_wrong_action_fatal_only_sometimes_is_survived():
+    design, spec = MISSPEC_PRESETS["nonfatal_skip"]
+    sim = simulate_misspec(design.with_(tasks=6, seeds=4), spec, seed=1, reps=50)
+    ep, dec = sim.episodes, sim.decisions
+    wrong_in_success = dec[dec["episode"].isin(np.flatnonzero(ep["success"]))]["correct"]
+    assert (~wrong_in_success).mean() > 0.05  # successful episodes carry survived wrong moves
+    # and survived misses: a missed turn is a no-op
+    missed = dec["silent"] | dec["late"] | dec["early"]
+    assert (missed & ~dec["fatal"]).sum() > 10 * (missed & dec["fatal"]).sum() > 0
+
+
+def test_episode_ability_truth_matches_quadrature():
+    """One decision per episode: P(capable) = E_a[expit(logit + a)], a ~ Normal(0, sd), by
+    Gauss-Hermite quadrature on each decision's known logit."""
+    from scipy import special
+
+    design, _ = MISSPEC_PRESETS["agent_task"]
+    design = design.with_(tasks=6, seeds=2)
+    arrays = simulate_arrays(design, 3)
+    sd, reps = 1.2, 4000
+    mc, _, _ = mc_truth(design, Misspec(episode_ability=sd), arrays, reps=reps, seed=3)
+    x, w = np.polynomial.hermite_e.hermegauss(40)
+    logit = special.logit(arrays["decisions"]["p_correct"])  # one decision per episode, in episode order
+    p_ep = special.expit(logit[:, None] + sd * x[None, :]) @ (w / w.sum())
+    ep = arrays["episodes"]
+    for _, row in mc.iterrows():
+        mi = [m.name for m in design.models].index(row["model"])
+        ki = [t.name for t in design.task_types].index(row["task_type"])
+        e = (ep["model"] == mi) & (ep["k"] == ki)
+        exact = p_ep[e].mean()
+        se = np.sqrt(exact * (1 - exact) / (reps * e.sum()))
+        assert abs(row["p_capable"] - exact) < 5 * se + 1e-4, (row["model"], row["task_type"])
+    # without the effect the same cells are more capable where p_correct > 0.5 (Jensen): the effect is there
+    plain = truth_table(design, arrays)
+    assert (plain.set_index(KEYS)["p_capable"] - mc.set_index(KEYS)["p_capable"]).abs().max() > 0.02
+
+
+def test_episode_effects_cluster_misses_and_slowness_within_episodes():
+    """A negative ability-slowness correlation shows in the logs: an episode's mean log-latency and its
+    share of wrong decisions rise together, more for the model with ρ = -0.7 than for ρ = 0."""
+    design, spec = MISSPEC_PRESETS["episode_effects"]
+    sim = simulate_misspec(design.with_(tasks=30, seeds=6), spec, seed=2, reps=20)
+    dec = sim.decisions
+    dec = dec[(dec["clock"] == "paused") & ~dec["silent"]].assign(log_lat=lambda f: np.log(f["latency"]),
+                                                                   wrong=lambda f: ~f["correct"])
+    # per-episode deviations from the cell mean (the cell's own level removed)
+    per_ep = dec.groupby(["model", "task_type", "episode"])[["log_lat", "wrong"]].mean()
+    dev = per_ep - per_ep.groupby(level=["model", "task_type"]).transform("mean")
+    corr = {m: dev.xs(m, level="model").corr().iloc[0, 1] for m in ("strong-slow", "balanced")}
+    assert corr["strong-slow"] > 0.2 and corr["strong-slow"] > corr["balanced"] + 0.15, corr
+
+
+def test_overhead_latency_and_ended_field():
+    lat = simulate("llm_latency", seed=1).decisions
+    for k, median in (("fast", 0.5), ("slow", 2.6)):
+        assert lat.loc[(lat["task_type"] == k) & ~lat["silent"], "latency"].min() >= 0.5 * median - 1e-4
+    design, spec = MISSPEC_PRESETS["truncated"]
+    from dataclasses import replace
+
+    sim = simulate_misspec(design.with_(tasks=3, seeds=2), replace(spec, log_ended=True), seed=1, reps=20)
+    loaded = sim.load()
+    assert loaded.n_quarantined == 0
+    got = loaded.episodes["ended"].astype(str).to_numpy()
+    assert (got == np.where(sim.episodes["success"], "horizon", "failure")).all()
+    assert "ended" not in simulate("truncated", seed=1, tasks=2, seeds=2).records[0]
+
+
+def test_wall_only_and_agent_task_have_no_paused_runs():
+    for name in ("wall_only", "agent_task", "realistic"):
+        sim = simulate(name, seed=0, tasks=3, seeds=2)
+        assert set(sim.episodes["clock"]) == {"wall"}
+    at = simulate("agent_task", seed=0)
+    assert (at.episodes["n_steps"] == 1).all()
+    st = at.load().steps
+    # a trial past its limit but inside the grace period acted late (labelled); beyond it, silent
+    late = st[st["t_act"].notna() & (st["latency"] > st["window_close"])]
+    assert len(late) and late["correct_at_obs"].notna().all()
+    assert st["t_act"].isna().any()

@@ -64,6 +64,21 @@ def test_paused_only_data_is_noted_not_refused():
     assert notes["notes"][0].startswith("no timed clock: timing cannot be separated")
 
 
+@pytest.mark.parametrize("labelled", [True, False])
+def test_wall_only_data_say_what_capability_rests_on(labelled):
+    from rtanalysis.model.fit import _data_notes
+    from rtanalysis.simulate import simulate
+
+    lr = simulate("wall_only", seed=0, tasks=3, seeds=2, labelled=labelled).load()
+    notes = _data_notes(aggregate(lr.episodes, lr.steps))["notes"]
+    paused = [n for n in notes if n.startswith("no paused runs")]
+    assert len(paused) == 1
+    assert ("every episode carries content labels" in paused[0]) is labelled
+    assert ("assuming that an agent's content does not depend on whether it was late" in paused[0]) is not labelled
+    mixed = simulate("timeouts", seed=0, tasks=3, seeds=2).load()  # paused and wall: nothing to say
+    assert not [n for n in _data_notes(aggregate(mixed.episodes, mixed.steps))["notes"] if "paused runs" in n]
+
+
 def testtune_argument_of_the_cli():
     import argparse
 

@@ -22,6 +22,7 @@ from .paired import paired_difference
 from .reliability import reliability_summary
 from .power import episodes_needed, min_detectable_difference, n_needed_exact, power_difference
 from .stability import failure_hazard, fallback_summary, score_variance
+from .structure import episode_structure
 from .success import success_rates
 from .validity import decision_validity
 
@@ -36,6 +37,7 @@ METRICS: dict[str, Callable[[pd.DataFrame, pd.DataFrame, object, float], pd.Data
     "fallback": lambda ep, st, by, ci_prob: fallback_summary(ep, st, by, ci_prob=ci_prob),
     "reliability": lambda ep, st, by, ci_prob: reliability_summary(ep, st, by, ci_prob=ci_prob),
     "score_variance": lambda ep, st, by, ci_prob: score_variance(ep, by),
+    "episode_structure": lambda ep, st, by, ci_prob: episode_structure(ep, st, by, ci_prob=ci_prob),
     "observed_decomposition": lambda ep, st, by, ci_prob: observed_decomposition(ep, by, ci_prob=ci_prob),
 }
 
@@ -61,7 +63,7 @@ def write_metrics(tables: dict[str, pd.DataFrame], out_dir) -> list[Path]:
 
 __all__ = [
     "DEFAULT_BY", "DEFAULT_CI_PROB", "METRICS", "PROPORTION_INTERVALS", "beta_posterior", "clopper_pearson",
-    "clustered_se", "compute_all", "decision_validity", "episode_relative_latency", "episodes_needed",
+    "clustered_se", "compute_all", "decision_validity", "episode_structure", "episode_relative_latency", "episodes_needed",
     "failure_hazard", "fallback_summary", "floored_log_latency", "jeffreys", "latency_ecdf", "latency_summary",
     "min_detectable_difference", "n_needed_exact", "observed_decomposition", "paired_difference",
     "positive_latency", "power_difference", "proportion_interval", "relative_latency", "reliability_summary", "score_variance",

@@ -221,6 +221,26 @@ def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, targe
     return idata, diag, table
 
 
+def _no_paused_note(d: ModelData) -> str:
+    """What is identified without paused runs, and from which assumption."""
+    n = len(d.episodes)
+    labelled = int(d.cap_labelled["n"].sum()) if len(d.cap_labelled) else 0
+    implied = ("P(capable) is what the success of episodes without a logged miss implies, assuming that an "
+               "agent's content does not depend on whether it was late")
+    if labelled == n:
+        how = ("every episode carries content labels (`correct_at_obs`), which show capability under time pressure "
+               "directly")
+    elif labelled:
+        how = (f"{labelled} of {n} episodes carry content labels (`correct_at_obs`), which show capability under "
+               f"time pressure directly; for the others {implied}")
+    else:
+        how = f"no episode carries content labels (`correct_at_obs`), so {implied}"
+    return ("no paused runs: capability is never seen without time pressure; " + how
+            + ". Read P(capable) as capability under the timed clock: an agent that would answer better with "
+              "the environment paused (thinking longer) is counted as less capable, not less timely; run some "
+              "episodes paused to tell the two apart")
+
+
 def _data_notes(d: ModelData) -> dict:
     """What the data can and cannot separate, for the report: ``timing_separable`` (some episode ran
     under a timed clock), ``latency_uninformative_cells`` and plain-language ``notes``."""
@@ -229,6 +249,8 @@ def _data_notes(d: ModelData) -> dict:
     if not timed:
         notes.append("no timed clock: timing cannot be separated (every episode ran under the paused clock); "
                      "p_timely = 1 and share_timing = 0 by definition, only capability is estimated")
+    if timed and d.episodes["timed"].all():
+        notes.append(_no_paused_note(d))
     flat = d.latency[~d.latency["informative"]] if "informative" in d.latency else d.latency.iloc[:0]
     # not capped: too few distinct values, repeated (or none at all)
     few, nd, n = flat["n_distinct"] < MIN_DISTINCT_LATENCIES, flat["n_distinct"], flat["n"]

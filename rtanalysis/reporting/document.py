@@ -128,7 +128,7 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     many = plots.style.many(ep["model"].unique())
     # the answer first (headline, observed beside modelled, and the decomposition figure); what the
     # data cannot tell and the methods follow the results they qualify
-    blocks += headline_blocks(ep, frames, fit, ci_prob, warn)
+    blocks += headline_blocks(ep, frames, fit, ci_prob, warn, metrics.get("episode_structure"))
     lead = {k: v for k, v in figure_paths.items() if k in LEAD_FIGURES}
     blocks += figure_blocks(lead, many, has_fit, diag, ci_prob, heading=None)
     blocks += reliability_blocks(load_result, ci_prob)
@@ -158,8 +158,11 @@ def notes_blocks(diagnostics: dict | None) -> list[dict]:
     return [{"kind": "h2", "text": "What these data can and cannot tell"}, {"kind": "list", "items": items}]
 
 
-def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -> list[dict]:
-    """Per model at the headline clock: posterior (pooled over task types) or observed numbers."""
+def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn,
+                    structure: pd.DataFrame | None = None) -> list[dict]:
+    """Per model at the headline clock: posterior (pooled over task types) or observed numbers; with a
+    fit, where the model misses the logs and what in the logs' shape (``structure``:
+    :func:`rtanalysis.metrics.episode_structure`) it does not expect."""
     blocks = [{"kind": "h2", "text": "Headline numbers"}]
     clock = content.headline_clock(ep["clock"])
     if clock is None:
@@ -192,8 +195,13 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn) -
     blocks.append({"kind": "p", "text": source})
     blocks.append({"kind": "list", "items": [content.headline_sentence(r, clock, posterior)
                                              for r in head.to_dict("records")]})
+    shape = shape_notes(structure, ci_prob) if posterior else []
     if posterior and head["ppc_misses"].notna().any():
-        blocks.append({"kind": "p", "text": MISS_ADVICE})
+        causes = ("In these logs: " + " ".join(shape)) if shape else MISS_CAUSES
+        blocks.append({"kind": "p", "text": f"{MISS_ADVICE} {causes} {MISS_NEXT}"})
+    elif shape:
+        blocks.append({"kind": "p", "text": "**How these logs are shaped.** " + " ".join(shape)
+                       + " The model's intervals do not allow for this; read them as too narrow there."})
     missing = sorted(set(ep["model"].unique()) - set(head["model"]))  # distinct values: not one per episode
     if missing:
         blocks.append({"kind": "p", "text": "Not run under the " + content.CLOCK_WORDS.get(clock, clock)
@@ -240,12 +248,53 @@ def _error_episodes_note(ep: pd.DataFrame) -> list[dict]:
 
 
 #: what a success the model does not reproduce may mean, and what to try
-MISS_ADVICE = (
-    "⚠ Where the model misses the observed success, its numbers for that model are not the logs' and should not "
-    "be reported as they are. Likely causes: episodes that end at their first fatal decision (the log stops "
-    "there, so its length is not the design's), misses that cluster within episodes (a hard state slows the "
-    "agent and makes it wrong for many decisions in a row), or hard items that are also slow. Compare "
-    "`--structure auto`, read the flagged checks under Methods, and report the observed rate beside the model's.")
+MISS_ADVICE = ("⚠ Where the model misses the observed success, its numbers for that model are not the logs' and "
+               "should not be reported as they are.")
+#: the causes named when the logs' shape points to none of them
+MISS_CAUSES = ("Likely causes: episodes that end at their first fatal decision (the log stops there, so its length "
+               "is not the design's), misses that cluster within episodes (a hard state slows the agent and makes "
+               "it wrong for many decisions in a row), or hard items that are also slow.")
+MISS_NEXT = ("Compare `--structure auto`, read the flagged checks under Methods, and report the observed rate "
+             "beside the model's.")
+#: an ICC whose lower end passes this: latencies of one episode are alike enough to matter
+ICC_NOTABLE = 0.1
+
+
+def shape_notes(structure: pd.DataFrame | None, ci_prob: float) -> list[str]:
+    """Sentences on what the logs' shape shows and the model does not expect (empty when nothing does):
+    failed episodes logged shorter than successful ones (the log ends at the fatal decision), and
+    latencies alike within episodes; from the rows (model × task type × clock) whose interval excludes
+    "no effect"."""
+    if structure is None or not len(structure):
+        return []
+    p = plots.style.pct(ci_prob)
+    out = []
+    cut = structure[structure["failed_shorter_lo"] > 0.5]
+    if len(cut):
+        r = cut.sort_values("failed_shorter", ascending=False).iloc[0]
+        told = int(structure["n_ended_failure"].sum())
+        out.append(
+            f"Failed episodes logged fewer decisions than successful ones in {len(cut)} of {len(structure)} "
+            f"model × task-type × clock rows (most in {_row_name(r)}: {r['steps_failure']:.1f} against "
+            f"{r['steps_success']:.1f} decisions, P(shorter) {r['failed_shorter']:.2f} [{r['failed_shorter_lo']:.2f}, "
+            f"{r['failed_shorter_hi']:.2f}], {p}): the logs end at the fatal decision"
+            + (f" ({told} episodes say so in their `ended` field)" if told else "")
+            + ", and a model that takes each episode's length as given reads those failures as short, easy "
+              "episodes, so its success and P(timely) there come out too high.")
+    alike = structure[structure["latency_icc_lo"] > ICC_NOTABLE]
+    if len(alike):
+        r = alike.sort_values("latency_icc", ascending=False).iloc[0]
+        out.append(
+            f"Latencies of one episode are alike in {len(alike)} of {len(structure)} rows (intraclass correlation "
+            f"up to {r['latency_icc']:.2f} [{r['latency_icc_lo']:.2f}, {r['latency_icc_hi']:.2f}] in {_row_name(r)}): "
+            "a hard state or a hard item slows the agent for many decisions in a row, and the model treats its "
+            "decisions as independent, so its intervals on P(timely) are too narrow there (`--structure auto` "
+            "fits item time intensities, which covers hard items, not hard states).")
+    return out
+
+
+def _row_name(r) -> str:
+    return " / ".join(str(r[c]) for c in ("model", "task_type", "clock") if c in r.index)
 
 
 def success_misses(ppc, clock: str) -> dict:

@@ -48,8 +48,12 @@ class Simulation:
 
     @cached_property
     def episodes(self) -> pd.DataFrame:
+        """One row per episode: its cell, logged length ``n_steps`` (where the log ends at the fatal
+        decision, ``n_steps_natural`` is the length it would have had), latent outcomes and exact
+        probabilities."""
         ep = self.arrays["episodes"]
         tts = self.design.task_types
+        natural = {"n_steps_natural": ep["n_steps_natural"]} if "n_steps_natural" in ep else {}
         return pd.DataFrame({
             "model": pd.array([self.design.models[i].name for i in ep["model"]], dtype="str"),
             "task_type": pd.array([tts[i].name for i in ep["k"]], dtype="str"),
@@ -57,6 +61,7 @@ class Simulation:
             "seed": ep["seed"],
             "clock": pd.array([schema.CLOCKS[i] for i in ep["clock"]], dtype="str"),
             "n_steps": ep["n_steps"],
+            **natural,
             "capable": ep["capable"],
             "fatal_miss": ep["fatal_miss"],
             "success": ep["success"],

@@ -13,6 +13,19 @@ counts, windows), so the logs stay valid rtlog v1 and the truth keeps the packag
 * ``tick_latency``: under the step clock the log records every latency as the tick length
   (RealtimeGym seconds mode); only the fallback flag carries the timing.
 
+The regime real benchmarks live in (composable fields, any ``kind`` may set them):
+
+* ``truncate``: the log ends at the fatal decision (a fatal miss, or a wrong action that is fatal
+  with probability ``wrong_fatality``); an episode that survives logs every decision of its natural
+  length. With ``wrong_fatality < 1`` a wrong action that is not fatal is survived, so "capable"
+  means "no fatal wrong action with unlimited time" (with 1, "every decision right", as elsewhere).
+  ``log_ended`` writes the episode field ``ended`` (``failure`` / ``horizon``);
+* ``episode_ability`` / ``episode_slowness``: per-episode logit and log-latency effects, bivariate
+  normal with correlation ``episode_rho`` (one value, or one per model: < 0 means a hard state makes
+  the agent slower *and* more often wrong for the whole episode), redrawn in every replicate;
+* ``latency_overhead``: a fixed part of every latency (× the task type's median): latency =
+  overhead + exp(log-normal), the shape of "a request overhead plus tokens over throughput".
+
 Presets that the base design already expresses (item difficulty slowing the agent, Student-t
 tails, give-up times, partial fatality) use ``kind="none"`` and the design's own fields; their
 truth comes from the same Monte Carlo so every misspecification preset has the same columns.
@@ -38,7 +51,8 @@ from .. import schema
 from .design import QUANTUM, Design
 from .engine import TRUTH_COLUMNS, simulate_arrays
 
-KINDS = ("none", "speed_accuracy", "bimodal", "clock_adaptive", "tick_latency")
+KINDS = ("none", "speed_accuracy", "bimodal", "clock_adaptive", "tick_latency", "truncated", "episode_effects",
+         "llm_latency", "realistic")
 #: latency scales scored as counterfactuals (besides λ = 1 and ``as:<model>``)
 LAMBDAS = (0.5, 2.0)
 #: the columns of the counterfactual truth frame
@@ -58,6 +72,13 @@ class Misspec:
     mode_shift: float = 0.0
     timed_log_latency: float = 0.0
     timed_skill: float = 0.0
+    truncate: bool = False
+    wrong_fatality: float = 1.0
+    log_ended: bool = False
+    episode_ability: float = 0.0
+    episode_slowness: float = 0.0
+    episode_rho: float | tuple[float, ...] = 0.0
+    latency_overhead: float = 0.0
     note: str = ""
 
     def __post_init__(self):
@@ -65,6 +86,16 @@ class Misspec:
             raise ValueError(f"misspec: kind: unknown {self.kind!r} (known: {', '.join(KINDS)})")
         if not 0 <= self.mode_share < 1:
             raise ValueError("misspec: mode_share: must be in [0, 1)")
+        if not 0 <= self.wrong_fatality <= 1:
+            raise ValueError("misspec: wrong_fatality: must be in [0, 1]")
+        if self.episode_ability < 0 or self.episode_slowness < 0 or self.latency_overhead < 0:
+            raise ValueError("misspec: episode_ability/episode_slowness/latency_overhead: must be >= 0")
+        if not all(-1 < r < 1 for r in np.atleast_1d(self.episode_rho)):
+            raise ValueError("misspec: episode_rho: must be in (-1, 1)")
+
+    @property
+    def episode_effects(self) -> bool:
+        return self.episode_ability > 0 or self.episode_slowness > 0
 
 
 @dataclass
@@ -80,6 +111,8 @@ class _Context:
     fatality: np.ndarray
     give_up_q: np.ndarray
     tick_q: np.ndarray
+    overhead: np.ndarray
+    rho: np.ndarray
 
     @classmethod
     def of(cls, design: Design, spec: Misspec, arrays: dict) -> "_Context":
@@ -88,9 +121,11 @@ class _Context:
         gq = np.array([_NO_GIVE_UP if t.give_up is None else round(t.give_up / q[i]) for i, t in enumerate(tts)],
                       dtype=np.int64)
         tick = np.array([round((t.tick or 0) / q[i]) for i, t in enumerate(tts)], dtype=np.int64)
+        rho = np.broadcast_to(np.asarray(spec.episode_rho, dtype=float), (len(design.models),))
         return cls(design, spec, arrays["decisions"], arrays["episodes"],
                    np.array([m.log_latency for m in design.models]), np.array([m.silence for m in design.models]),
-                   np.array([t.fatality for t in tts]), gq, tick)
+                   np.array([t.fatality for t in tts]), gq, tick,
+                   spec.latency_overhead * np.array([t.latency_median for t in tts]), rho)
 
     @cached_property
     def timed(self) -> np.ndarray:
@@ -107,11 +142,32 @@ class _Context:
         return self.ep["start"]
 
 
-def _uniforms(rng: np.random.Generator, shape: tuple, df: float | None) -> dict[str, np.ndarray]:
-    """The random numbers behind one replicate of every decision (shared by all scenarios)."""
-    return {"correct": rng.random(shape),
-            "z": rng.standard_normal(shape) if df is None else rng.standard_t(df, shape),
-            "mode": rng.random(shape), "silent": rng.random(shape), "fatal": rng.random(shape)}
+def _uniforms(rng: np.random.Generator, shape: tuple, df: float | None, n_ep: int = 0,
+              extra: bool = False) -> dict[str, np.ndarray]:
+    """The random numbers behind one replicate of every decision (shared by all scenarios);
+    ``extra``: also the wrong-action fatality uniforms and two normals per episode (its state), drawn
+    after the others so that the base mechanisms keep their stream."""
+    U = {"correct": rng.random(shape),
+         "z": rng.standard_normal(shape) if df is None else rng.standard_t(df, shape),
+         "mode": rng.random(shape), "silent": rng.random(shape), "fatal": rng.random(shape)}
+    if extra:
+        U["wrong_fatal"] = rng.random(shape)
+        U["episode"] = rng.standard_normal((*shape[:-1], 2, n_ep))
+    return U
+
+
+def _episode_state(ctx: _Context, U: dict) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """(logit shift, log-latency shift) per decision from its episode's state: ability a and
+    slowness s, sd ``episode_ability`` / ``episode_slowness``, correlation ρ of the episode's model."""
+    s = ctx.spec
+    if not s.episode_effects:
+        return 0.0, 0.0
+    z1, z2 = U["episode"][..., 0, :], U["episode"][..., 1, :]
+    rho = ctx.rho[ctx.ep["model"]]
+    ability = s.episode_ability * z1
+    slowness = s.episode_slowness * (rho * z1 + np.sqrt(1 - rho**2) * z2)
+    e = ctx.dec["episode"]
+    return ability[..., e], slowness[..., e]
 
 
 def _outcomes(ctx: _Context, U: dict, lam: float = 1.0, lat_model: np.ndarray | None = None) -> dict:
@@ -119,13 +175,16 @@ def _outcomes(ctx: _Context, U: dict, lam: float = 1.0, lat_model: np.ndarray | 
     taken from model ``lat_model`` (per decision), content unchanged."""
     d, s = ctx.dec, ctx.spec
     m = d["model"] if lat_model is None else lat_model
-    mu = d["mu"] - ctx.speed[d["model"]] + ctx.speed[m] + np.log(lam) + s.timed_log_latency * ctx.timed
+    ability, slowness = _episode_state(ctx, U)
+    mu = d["mu"] - ctx.speed[d["model"]] + ctx.speed[m] + s.timed_log_latency * ctx.timed + slowness
     if s.mode_share > 0:
         mu = mu + s.mode_shift * (U["mode"] < s.mode_share)
-    latency = np.exp(mu + d["sigma"] * U["z"])
+    # λ scales the whole latency, the fixed overhead included (a faster machine or provider)
+    latency = lam * (ctx.overhead[d["k"]] + np.exp(mu + d["sigma"] * U["z"]))
     lat_q = np.rint(np.minimum(latency / d["q"], _MAX_QUANTA)).astype(np.int64)
     # content: the decision's own latency deviation at λ = 1 (a counterfactual keeps the content)
-    correct = U["correct"] < special.expit(ctx.logit + s.speed_accuracy * U["z"])
+    correct = U["correct"] < special.expit(ctx.logit + ability + s.speed_accuracy * U["z"])
+    wrong_fatal = ~correct & (U["wrong_fatal"] < s.wrong_fatality if "wrong_fatal" in U else True)
     timed = ctx.timed
     gq = ctx.give_up_q[d["k"]]
     silent = timed & ((U["silent"] < np.where(timed, ctx.silence[m], 0.0)) | (lat_q > gq))
@@ -134,12 +193,13 @@ def _outcomes(ctx: _Context, U: dict, lam: float = 1.0, lat_model: np.ndarray | 
     late = timed & acted & (lat_q > d["close_q"])
     fatal = (silent | early | late) & (U["fatal"] < ctx.fatality[d["k"]])
     return {"latency": latency, "lat_q": lat_q, "correct": correct, "silent": silent, "early": early, "late": late,
-            "fatal": fatal}
+            "fatal": fatal, "wrong_fatal": wrong_fatal}
 
 
 def _episode_reduce(o: dict, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(capable, no fatal miss) per episode, along the last axis."""
-    capable = np.logical_and.reduceat(o["correct"], starts, axis=-1)
+    """(capable, no fatal miss) per episode, along the last axis: capable = no fatal wrong action
+    (every decision right where every wrong action is fatal)."""
+    capable = ~np.logical_or.reduceat(o["wrong_fatal"], starts, axis=-1)
     no_fatal = ~np.logical_or.reduceat(o["fatal"], starts, axis=-1)
     return capable, no_fatal
 
@@ -162,7 +222,7 @@ def _mc_sums(ctx: _Context, reps: int, seed: int, lambdas, chunk: int = 50) -> d
     done = 0
     while done < reps:
         r = min(chunk, reps - done)
-        U = _uniforms(rng, (r, n_dec), ctx.design.latency_df)
+        U = _uniforms(rng, (r, n_dec), ctx.design.latency_df, n_ep, _extra(ctx.spec))
         for name, lam, other in scen:
             lat_model = None if other is None else np.full(n_dec, other)
             o = _outcomes(ctx, U, lam, lat_model)
@@ -226,10 +286,15 @@ def mc_truth(design: Design, spec: Misspec, arrays: dict, reps: int = 400, seed:
     return truth, cft, {"p_capable": p_cap, "p_success": p_suc, "p_timely": S["no_fatal"] / reps}
 
 
+def _extra(spec: Misspec) -> bool:
+    """The spec needs the extra random numbers (so the older presets keep their exact stream)."""
+    return spec.truncate or spec.wrong_fatality < 1 or spec.episode_effects
+
+
 def _log_outcomes(ctx: _Context, rng: np.random.Generator) -> dict:
     """One logged draw of every decision, with the clock times and fallback flags the records need."""
     d, design = ctx.dec, ctx.design
-    o = _outcomes(ctx, _uniforms(rng, (len(d["model"]),), design.latency_df))
+    o = _outcomes(ctx, _uniforms(rng, (len(d["model"]),), design.latency_df, len(ctx.starts), _extra(ctx.spec)))
     c = d["clock"]
     is_step = c == _CLOCK["step"]
     fallback = o["late"] & np.isin(c, [_CLOCK[x] for x in design.fallback_clocks])
@@ -264,8 +329,29 @@ def simulate_misspec_arrays(design: Design, spec: Misspec, seed: int, reps: int 
     # the decision-level exact probabilities of the base engine do not hold here: drop them
     for k in ("p_on_time", "p_early", "p_late", "p_silent"):
         dec[k] = np.full(len(dec["model"]), np.nan)
-    dec["p_correct"] = special.expit(ctx.logit) if spec.speed_accuracy == 0 else np.full(len(dec["model"]), np.nan)
+    exact_content = spec.speed_accuracy == 0 and not spec.episode_effects
+    dec["p_correct"] = special.expit(ctx.logit) if exact_content else np.full(len(dec["model"]), np.nan)
+    if spec.log_ended:
+        ep["ended"] = np.where(ep["success"], "horizon", "failure")
+    if spec.truncate:
+        ep, dec = _truncate(ep, dec, o["fatal"] | o["wrong_fatal"])
     return {**arrays, "episodes": ep, "decisions": dec}, truth, cft
+
+
+def _truncate(ep: dict, dec: dict, fatal: np.ndarray) -> tuple[dict, dict]:
+    """The logs of episodes that end at their fatal decision: each episode keeps its decisions up to
+    and including the first fatal one (all of them when it survived). ``n_steps`` becomes the logged
+    length; the natural one stays as ``n_steps_natural`` (the truth is over the natural length)."""
+    e = dec["episode"]
+    first = np.full(len(ep["start"]), np.iinfo(np.int64).max)
+    np.minimum.at(first, e[fatal], dec["step"][fatal])
+    keep = dec["step"] <= first[e]
+    dec = {k: v[keep] for k, v in dec.items()}
+    ep = dict(ep)
+    ep["n_steps_natural"] = ep["n_steps"]
+    ep["n_steps"] = np.bincount(dec["episode"], minlength=len(ep["start"])).astype(np.int64)
+    ep["start"] = np.r_[0, np.cumsum(ep["n_steps"])[:-1]].astype(np.int64)
+    return ep, dec
 
 
 def counterfactual_truth(sim, reps: int = 400, lambdas=LAMBDAS) -> pd.DataFrame:

@@ -63,6 +63,7 @@ def build_records(design: Design, arrays: dict, run_id: str) -> list[dict]:
     tts = design.task_types
     starts, ns = ep["start"].tolist(), ep["n_steps"].tolist()
     success = ep["success"].tolist()
+    ended = ep["ended"].tolist() if "ended" in ep else None
     records = []
     for e, (mi, ki, ci, ti, si) in enumerate(zip(ep["model"].tolist(), ep["k"].tolist(), ep["clock"].tolist(),
                                                  ep["task"].tolist(), ep["seed"].tolist())):
@@ -79,6 +80,7 @@ def build_records(design: Design, arrays: dict, run_id: str) -> list[dict]:
             "time_unit": tt.time_unit,
             "seed": si,
             "success": success[e],
+            **({"ended": ended[e]} if ended is not None else {}),
             "steps": steps[starts[e]:starts[e] + ns[e]],
         })
     return records

@@ -124,6 +124,18 @@ _MS_BASE = Design("misspec", ROSTER[:3], (_MS_FAST, _MS_SLOW), clocks=("paused",
                   seeds_per_task=5)
 
 
+#: terminal-agent benchmarks: one long decision per trial, a time limit per task type, a grace
+#: period after it (the harness stops the agent: no action), graded anyway (labelled); wall clock only
+_AGENT_TASK = Design(
+    "agent_task", ROSTER[:3],
+    (TaskTypeSpec("quick_fix", difficulty=-0.2, latency_median=240.0, latency_sd=0.8,
+                  windows=((0.0, 600.0, 1.0),), n_steps=1, give_up=720.0),
+     TaskTypeSpec("build_project", difficulty=0.6, latency_median=900.0, latency_sd=0.8,
+                  windows=((0.0, 1800.0, 1.0),), n_steps=1, give_up=2160.0)),
+    clocks=("wall",), n_tasks=20, seeds_per_task=3,
+    description="agent tasks: one decision per trial, limits 600 s / 1800 s with a 20 % grace period, wall only")
+
+
 def _misspec_presets():
     from dataclasses import replace
 
@@ -162,6 +174,37 @@ def _misspec_presets():
         "tick_latency": (d("tick_latency", "step clock; latencies logged as the tick length, fallbacks carry "
                            "the timing", clocks=("paused", "step")),
                          Misspec("tick_latency", note="latency logged only as the tick length")),
+        # the regime real benchmarks live in (docs/user-guide/simulate.md)
+        "truncated": (d("truncated", "the log ends at the fatal decision: a miss is fatal with probability "
+                        "0.6 / 1, a wrong action with 0.7; 6-10 decisions on fast",
+                        task_types=tt(fast={"fatality": 0.6, "n_steps": (6, 10)})),
+                      Misspec("truncated", truncate=True, wrong_fatality=0.7, note="episodes end at the fatal decision")),
+        "episode_effects": (d("episode_effects", "each episode has its own ability (logit SD 1) and slowness "
+                              "(log-latency SD 0.5), correlated -0.7 / -0.4 / 0 by model"),
+                            Misspec("episode_effects", episode_ability=1.0, episode_slowness=0.5,
+                                    episode_rho=(-0.7, -0.4, 0.0), note="correlated episode-level effects")),
+        "wall_only": (d("wall_only", "no paused runs: every episode under the wall clock", clocks=("wall",)),
+                      Misspec(note="no paused runs")),
+        "llm_latency": (d("llm_latency", "latency = a fixed overhead (0.5 x the median) plus a log-normal "
+                          "generation time; thinking longer helps (logit +0.8 per SD)",
+                          task_types=tt(fast={"latency_median": 0.5}, slow={"latency_median": 2.6})),
+                        Misspec("llm_latency", latency_overhead=0.5, speed_accuracy=0.8,
+                                note="overhead plus tokens over throughput")),
+        "nonfatal_skip": (d("nonfatal_skip", "turn-based arena: 20-30 turns, a missed deadline skips the turn "
+                            "(no action) and ends the episode with probability 0.08; a wrong move with 0.1",
+                            task_types=tt(fast={"n_steps": (20, 30), "fatality": 0.08, "give_up": 2.0,
+                                                "difficulty": -0.6},
+                                          slow={"n_steps": (20, 30), "fatality": 0.08, "give_up": 10.0,
+                                                "difficulty": -0.3})),
+                          Misspec("truncated", truncate=True, wrong_fatality=0.1, note="missed turns are no-ops")),
+        "realistic": (d("realistic", "truncated at the fatal decision, correlated episode effects, overhead "
+                        "latency with speed-accuracy, no paused runs",
+                        clocks=("wall",), task_types=tt(fast={"fatality": 0.6, "n_steps": (6, 10), "latency_median": 0.6},
+                                                        slow={"latency_median": 3.0})),
+                      Misspec("realistic", truncate=True, wrong_fatality=0.7, episode_ability=0.8,
+                              episode_slowness=0.4, episode_rho=-0.5, latency_overhead=0.3, speed_accuracy=0.5,
+                              note="several real-benchmark properties at once")),
+        "agent_task": (_AGENT_TASK, Misspec(note="one long decision per episode with a per-task time limit")),
     }
 
 
