@@ -80,3 +80,19 @@ def test_the_report_names_what_the_logs_shape_shows():
     assert "end at the fatal decision" in notes[0] and "Latencies of one episode are alike" in notes[1]
     full = _loaded("timeouts")
     assert shape_notes(metrics.episode_structure(full.episodes, full.steps), 0.95) == []
+
+
+def test_real_arena_logs_end_at_the_fatal_turn():
+    """LLM Colosseum's season (an eliminated agent's log stops at the turn it died, and says so in
+    `ended`): in every model's row failed battles are logged shorter than won ones, and battles'
+    latencies are alike within a battle."""
+    import rtanalysis
+
+    L = rtanalysis.load(rtanalysis.example_data("llm-colosseum"))
+    s = metrics.episode_structure(L.episodes, L.steps)
+    assert len(s) == 4
+    assert (s["failed_shorter_lo"] > 0.5).all(), s[["model", "failed_shorter", "failed_shorter_lo"]]
+    assert (s["steps_failure"] < s["steps_success"]).all()
+    ended = L.episodes["ended"].astype(str)
+    assert s["n_ended_failure"].sum() == (ended == "failure").sum() > 0
+    assert (s["latency_icc_lo"] > 0).all()
