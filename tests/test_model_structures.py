@@ -63,6 +63,34 @@ def test_outcome_terms_add_up_to_the_models_potentials(labelled):
                                    np.log(a) - np.log1p(-a) + per_type["fatal"] - per_type["graded"], rtol=1e-9)
 
 
+def test_survival_terms_add_up_to_the_models_potentials():
+    """Logs that end at the fatal decision (``ended`` = failure): the survival reading's outcome terms
+    (:func:`rtanalysis.model.choice.outcome_log_likelihood`, numpy) add up, per always-fatal branch, to the
+    model's ``success`` potential (PyTensor) at random points: the two writings of the likelihood agree.
+    Every kind of ending is there: first-decision deaths, deaths after survived misses, deaths of timing
+    seen through a right label. (Unlabelled logs take the same terms without the last.)"""
+    lr = simulate("truncated", seed=3, tasks=4, seeds=2).load()
+    d = aggregate(lr.episodes, lr.steps)
+    assert d.survival and (d.truncated["hp"] == 0).any() and (d.truncated["Mp"] > 0).any()
+    assert (d.truncated["tl"] > 0).any()
+    model = build_model(d)
+    classes, _ = episode_classes(d)
+    assert classes["n"].sum() == len(d.episodes) and not classes["labelled"].any()
+    k = classes["k"].to_numpy()
+    for seed in (1, 2):
+        ds = _point_draws(model, seed)
+        p = param_draws(ds, d, seed=seed)
+        raw_f = ds["fatality"].values.reshape(1, -1)
+        per_type = {}
+        for branch, f in (("graded", raw_f), ("fatal", np.ones_like(raw_f))):
+            ll = outcome_log_likelihood(replace(p, fatality=f), d, classes)[0] * classes["n"].to_numpy()
+            per_type[branch] = np.bincount(k, weights=ll, minlength=len(d.task_types))
+        a = float(ds["always_fatal"].values.ravel()[0])
+        mixed = np.logaddexp(np.log(a) + per_type["fatal"], np.log1p(-a) + per_type["graded"]).sum()
+        potentials = float(ds["success"].values.ravel()[0] + ds["capable_labelled"].values.ravel()[0])
+        np.testing.assert_allclose(mixed, potentials, rtol=1e-9)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("clock_effects", [True, False])
 def test_latency_terms_add_up_to_the_models_latency_potentials(clock_effects):
@@ -273,7 +301,7 @@ def test_loo_chooses_the_structure_that_generated_the_data(tmp_path, preset, gen
         gap = chosen.loc["base", "elpd_diff"] - chosen.loc[generated, "elpd_diff"]
         assert gap > max(MIN_ELPD_DIFF, SE_MULTIPLIER * chosen.loc["base", "se_diff"]), table
     info = json.loads((out / "diagnostics.json").read_text())
-    assert info["spec"] == {"latency_family": "normal", "structure": generated}
+    assert info["spec"] == {"latency_family": "normal", "structure": generated, "ended": "read"}
     back = FitResult.from_dir(out, sim.load())
     pd.testing.assert_frame_equal(back.structure_loo(), table)
     assert f"The model structure ({generated}) was chosen by PSIS-LOO" in loo_text(back)

@@ -168,6 +168,16 @@ def test_report_from_a_real_fit(fitted_report):
     assert not NAN.search(md) and not NAN.search(html)
     assert "halving its latency would" in md and "of wall-clock episodes" in md
     assert fit.data_hash in md and "Seed 5" in md
+    # the reporting guidelines' parts: the priors of every sampled parameter, the ranking's decision rule
+    appendix = md[md.index("## Appendix: priors"):]
+    for name in ("a0", "fatality", "length_cap", "c0", "s0"):
+        assert f"| {name} |" in appendix
+    assert "**Decision rule.**" in md
+    keys = ["model", "task_type", "clock"]
+    timed = fit.decomposition().merge(fit.highest_probability(), on=keys).query("clock != 'paused'")
+    leaders = timed.sort_values("p_success", ascending=False).groupby("task_type").head(1)
+    assert ("posterior probability it is the highest" in md) == bool((leaders["p_highest"] >= 0.9).any())
+    assert ("No model's success is the highest" in md) == bool((leaders["p_highest"] < 0.9).any())
     if not fit.diagnostics["ok"]:  # 60 draws rarely pass the thresholds: the warning must show
         assert "⚠ Warning" in md
     names = {p.stem for p in paths["figures"]}

@@ -43,6 +43,17 @@ def test_duckdb_aggregates_equal_pandas_on_every_preset(tmp_path, preset):
     assert_model_data_equal(aggregate(result.episodes, result.steps), aggregate_dataset(tmp_path / "ds"))
 
 
+@pytest.mark.parametrize("preset", ["truncated", "nonfatal_skip"])
+def test_duckdb_aggregates_equal_pandas_where_logs_end_at_the_fatal_decision(tmp_path, preset):
+    """The survival reading's tables (episodes ended by failure, their last decisions, natural lengths)
+    are the same from DuckDB as from pandas."""
+    result, _ = ingest(_logs(tmp_path, preset, tasks=3, seeds=2), tmp_path / "ds", dataset=True)
+    a, b = aggregate(result.episodes, result.steps), aggregate_dataset(tmp_path / "ds")
+    assert a.survival and (a.truncated["ml"] > 0).any()
+    assert (a.truncated["tl"] > 0).any() == (preset == "truncated")  # silent misses carry no label
+    assert_model_data_equal(a, b)
+
+
 def test_unlabelled_and_bad_records_round_trip(tmp_path):
     """Unlabelled decisions, zero latencies, a missing task and a condition key; a broken line,
     a duplicate across files. The dataset reads back into the very LoadResult the logs give."""

@@ -493,16 +493,45 @@ def _success_likelihood(d: ModelData, log_capable) -> None:
         p = LEAK + (1 - 2 * LEAK) * pt.exp(tM * log1m_f[tk])
         return pt.inc_subtensor(out[tk], ty * pt.log(p) + (tn - ty) * pt.log1p(-p))
 
+    ended = _ended_by_failure(d, log_capable)
     log1m_f = pt.log1p(-fatality)
-    graded = success_loglik(uM * log1m_f[uk], log1m_f)
+    graded = success_loglik(uM * log1m_f[uk], log1m_f) + ended(log1m_f, pt.log(fatality), leak=False)
     # always fatal (f = 1): an unlabelled episode with a miss succeeds only through the leak ε (a
     # benchmark that forgives a miss now and then, a mislogged miss), as labelled ones do; without
     # it one success after a miss would rule the branch out (probability 0) whatever the other data
     log1m_one = pt.full(_dim("task_type"), -1000.0)  # log(1 − f) at f = 1, finite for the gradients
-    fatal = success_loglik(pt.switch(uM > 0, np.log(LEAK), 0.0), log1m_one)
+    fatal = (success_loglik(pt.switch(uM > 0, np.log(LEAK), 0.0), log1m_one)
+             + ended(log1m_one, pt.zeros(_dim("task_type")), leak=True))
     log_odds = pt.log(always) + fatal - pt.log1p(-always) - graded
     pm.Deterministic("always_fatal_log_odds", log_odds, dims="task_type")
     pm.Potential("success", pt.sum(pt.logaddexp(pt.log(always) + fatal, pt.log1p(-always) + graded)))
+
+
+def _ended_by_failure(d: ModelData, log_capable):
+    """The survival reading of episodes whose log ends at the fatal decision (``d.truncated``); returns
+    ``loglik(log1m_f, log_f, leak)``, their log-likelihood per task type given log(1 − f_k) and log f_k.
+
+    With H(n) = −log P(capable over n decisions) (:func:`_capability`'s cumulative content hazard), an
+    episode that died at its J-th decision survived the first J − 1 (e^{−H(J−1)} (1 − f)^{M'}, M' the
+    misses among them) and then did not survive the J-th: 1 − q_J (1 − f·miss_J), q_J = e^{−(H(J) −
+    H(J−1))} the J-th decision's chance of content that was not fatal. A last decision labelled
+    content-right and missed died of timing, seen directly: q_J·f. ``leak``: the always-fatal branch,
+    where a survived miss is the leak ε (:func:`_success_likelihood`)."""
+    if not d.survival:
+        return lambda log1m_f, log_f, leak: 0.0
+    T = d.truncated
+    k = _data("trunc_k", T["k"], "int64")
+    n, hp, Mp, ml, tl = (_data(f"trunc_{c}", T[c], "float64") for c in ("n", "hp", "Mp", "ml", "tl"))
+    log_cap_j = log_capable(T, "trj")
+    log_cap_prev = hp * log_capable(T.assign(x=T["xp"]), "trp")  # no decision before the last: 0
+    log_q = pt.minimum(log_cap_j - log_cap_prev, -1e-12)  # H is increasing in n for a length slope β ≥ 0
+
+    def loglik(log1m_f, log_f, leak: bool):
+        survived = pt.switch(Mp > 0, np.log(LEAK), 0.0) if leak else Mp * log1m_f[k]
+        died = pt.switch(tl > 0, log_q + log_f[k], pt.log1mexp(pt.minimum(log_q + ml * log1m_f[k], -1e-12)))
+        return pt.inc_subtensor(pt.zeros(_dim("task_type"))[k], n * (log_cap_prev + survived + died))
+
+    return loglik
 
 
 def _capable_labelled(d: ModelData, log_capable) -> None:

@@ -219,7 +219,9 @@ def _success_given_misses(res, p: ParamDraws, rng, a: float) -> list:
     d = res.data
     e = d.episodes
     out = []
-    if not len(e):
+    # an episode that its failure ended has no success to replicate given its log (the log stops because it
+    # failed); the success-rate check of each row (over natural lengths) stands for it there
+    if not len(e) or getattr(d, "survival", False):
         return out
     keys = ["m", "k", "i", "x", "M", "clock"]
     g = (e.assign(_cls=np.minimum(e["M"].to_numpy(), 2))

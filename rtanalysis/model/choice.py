@@ -64,6 +64,8 @@ STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes"
 SILENT_COLUMNS = ["m", "k", "u", "i", "log_close"]
 #: the episode columns that fix an episode's outcome term (whatever the structure)
 CLASS_COLUMNS = ["m", "k", "i", "x", "timed", "M", "labelled", "capable", "y"]
+#: ... and, where episodes say how they ended, what the survival reading needs (:func:`.data._episode_ends`)
+SURVIVAL_COLUMNS = ["survival", "ended_failure", "xp", "hp", "miss_last", "right_last"]
 #: draws PSIS-LOO uses at most (evenly spaced): its Monte Carlo error is small by 1,000 draws (Vehtari
 #: et al. 2024) and its cost is draws × observations, observations being every timed decision
 LOO_MAX_DRAWS = 1000
@@ -79,10 +81,13 @@ def loo_draws(n: int) -> np.ndarray:
 def episode_classes(d: ModelData) -> tuple[pd.DataFrame, np.ndarray]:
     """(classes, each episode's class): the distinct :data:`CLASS_COLUMNS` of ``d.episodes`` with
     their count ``n``. Not capable unlabelled episodes are unknown: ``capable`` only counts where labelled."""
-    e = d.episodes[CLASS_COLUMNS].copy()
+    ends = [c for c in SURVIVAL_COLUMNS if c in d.episodes]
+    e = d.episodes[CLASS_COLUMNS + ends].copy()
+    if "survival" in e:  # the survival reading: the episode's own success term, labels aside (as in the model)
+        e["labelled"] = e["labelled"] & ~e["survival"]
     e["capable"] = e["capable"] & e["labelled"]
     codes, uniques = pd.MultiIndex.from_frame(e).factorize()
-    classes = uniques.to_frame(index=False, name=CLASS_COLUMNS)
+    classes = uniques.to_frame(index=False, name=list(e.columns))
     classes["n"] = np.bincount(codes, minlength=len(classes))
     return classes, codes.astype(np.int64)
 
@@ -109,12 +114,14 @@ def outcome_log_likelihood(p: ParamDraws, d: ModelData, classes: pd.DataFrame, p
     logit = p.eta[:, m, k] + p.item[:, i] + d.type_offset[k]
     if p.timed_cap is not None:
         logit = logit + p.timed_cap[:, m] * timed
+    log_sig = log_expit(logit)
     expo = np.exp(d.type_log_g[k] + p.length[:, k] * x)
-    log_cap = np.minimum(expo * log_expit(logit), -1e-12)
+    log_cap = np.minimum(expo * log_sig, -1e-12)
     f = p.fatality[:, k]
     always = f >= 1.0
     with np.errstate(divide="ignore"):
         graded = M * np.log1p(-np.minimum(f, 1.0 - 1e-16))
+    ended = _ended_by_failure(p, d, classes, k, log_sig, log_cap, f, always)
     # unlabelled: success given the misses; an always-fatal type lets a miss through only by the leak
     log_p = np.minimum(log_cap + np.where(always, np.where(M > 0, np.log(LEAK), 0.0), graded), -1e-12)
     unl = np.where(y, log_p, _log1mexp(log_p))
@@ -122,7 +129,27 @@ def outcome_log_likelihood(p: ParamDraws, d: ModelData, classes: pd.DataFrame, p
     keep = np.where(always, (M == 0).astype(float), np.exp(graded))
     p_ok = LEAK + (1 - 2 * LEAK) * keep
     lab = np.where(capable, log_cap + np.where(y, np.log(p_ok), np.log1p(-p_ok)), _log1mexp(log_cap))
-    return np.where(labelled, lab, unl)
+    out = np.where(labelled, lab, unl)
+    return out if ended is None else np.where(classes["ended_failure"].to_numpy(bool), ended, out)
+
+
+def _ended_by_failure(p: ParamDraws, d: ModelData, classes, k, log_sig, log_cap, f, always):
+    """(draws, classes) log-likelihood of an episode that its failure ended, as :func:`.build._ended_by_failure`
+    writes it (None where no class is one): the decisions before the last survived, the last did not."""
+    if "ended_failure" not in classes or not classes["ended_failure"].any():
+        return None
+    hp = classes["hp"].to_numpy(float)
+    ml = classes["miss_last"].to_numpy(float)
+    timing_seen = (ml * classes["right_last"].to_numpy(float)) > 0  # labelled right and missed: died of timing
+    Mp = classes["M"].to_numpy(float) - ml
+    log_prev = hp * np.exp(d.type_log_g[k] + p.length[:, k] * classes["xp"].to_numpy(float)) * log_sig
+    log_q = np.minimum(log_cap - log_prev, -1e-12)
+    with np.errstate(divide="ignore"):
+        log1m_f = np.log1p(-np.minimum(f, 1.0 - 1e-16))
+        survived = np.where(always, np.where(Mp > 0, np.log(LEAK), 0.0), Mp * log1m_f)
+        died = np.where(timing_seen, log_q + np.log(f),
+                        _log1mexp(np.minimum(log_q + ml * np.where(always, -1000.0, log1m_f), -1e-12)))
+    return log_prev + survived + died
 
 
 def _log1mexp(a: np.ndarray) -> np.ndarray:

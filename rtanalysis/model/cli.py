@@ -36,6 +36,10 @@ def add_fit_arguments(p, draws: int | None = DEFAULT_DRAWS, chains: int | None =
     for name, part in PARTS.items():
         model.add_argument("--" + name.replace("_", "-"), dest=name, action="store_true",
                            help=part.summary + ("; normal latency family only" if part.normal_only else ""))
+    model.add_argument("--ignore-ended", dest="ended", action="store_const", const="ignore", default="read",
+                       help="read every log as the whole episode, whatever its `ended` field says (the model before "
+                            "the survival reading, for comparison); by default an episode that says its failure "
+                            "ended it is read as ending at its last logged decision")
 
 
 def spec_from_args(args) -> ModelSpec:
@@ -47,7 +51,8 @@ def spec_from_args(args) -> ModelSpec:
     if args.draws < 1 or args.chains < 1:
         raise UsageError("--draws and --chains must be >= 1")
     check_ci_prob(args.ci_prob, "--ci-prob")
-    return ModelSpec.from_parts(args.latency_family, args.structure, **{name: getattr(args, name) for name in PARTS})
+    return ModelSpec.from_parts(args.latency_family, args.structure, getattr(args, "ended", "read"),
+                                **{name: getattr(args, name) for name in PARTS})
 
 
 def fit_options(args) -> dict:

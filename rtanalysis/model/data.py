@@ -76,6 +76,16 @@ class ModelData:
     #: latency tables also carry each cell's content-wrong decisions (``w_n``, ``w_s1``, ``w_n2``,
     #: ``q_wrong``: :func:`correctness_sums`), for a latency shift of wrong decisions
     latency_by_correctness: bool = False
+    #: episodes that their failure ended (the survival reading, :func:`_truncated_table`); None or empty: none
+    truncated: pd.DataFrame | None = None
+    #: ``episode_windows`` over natural lengths (:func:`natural_lengths`; ``episodes["x_nat"]`` the lengths):
+    #: what the derived quantities average over; None: the logged ones
+    natural_windows: pd.DataFrame | None = None
+
+    @property
+    def survival(self) -> bool:
+        """Some episode's log ends at its fatal decision (``ended`` = failure): the survival reading."""
+        return self.truncated is not None and bool(len(self.truncated))
 
     @property
     def dims(self) -> dict[str, int]:
@@ -241,6 +251,10 @@ def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict
     S["miss"] = vocabulary.missed(st, S["timed"])
     S["unl"] = vocabulary.unlabelled_action(st)
     S["wrong"] = vocabulary.wrong_action(st)
+    # the last logged decision of each episode, its miss and its content label: what an episode that
+    # its failure ended died of (:func:`_episode_ends`)
+    S["step"] = st["step"].to_numpy(np.int64) if n else np.zeros(0, dtype=np.int64)
+    S["right"] = st["correct_at_obs"].fillna(False).to_numpy(bool) if n else np.zeros(0, dtype=bool)
     # per decision in the smallest integer type that holds them (4 × 8 bytes a decision otherwise);
     # the tables built from them are int64 as before
     S["cell"] = tuple(_compact(e[c].to_numpy())[ep_of_step] for c in ("m", "k", "u"))
@@ -263,6 +277,101 @@ def _episode_labels(e: pd.DataFrame, S: dict, n_types: int) -> tuple[np.ndarray,
     e["labelled"], e["capable"] = vocabulary.episode_labels(n_acted, count(S.pop("unl")), count(S.pop("wrong")))
     e["x"], type_log_g = _length_covariate(np.bincount(S["ep"], minlength=n_ep), e["k"].to_numpy(), n_types)
     return type_log_g, -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
+
+
+def _episode_ends(e: pd.DataFrame, ep: pd.DataFrame, S: dict) -> None:
+    """Adds what the survival reading needs to ``e``: ``survival`` (the episode says how it ended: the
+    episode field ``ended``), ``ended_failure`` (its log ends at the fatal decision), ``n_dec``, and of its last
+    logged decision ``miss_last`` (a timing miss) and ``right_last`` (labelled content-right,
+    ``correct_at_obs`` true, acted or not). Without the field every episode keeps today's reading: its
+    logged decisions are the whole episode (the contract's rule for an absent ``ended``)."""
+    n_ep = len(e)
+    ended = ep["ended"].astype(object).to_numpy() if "ended" in ep else np.full(n_ep, None, dtype=object)
+    e["survival"] = pd.notna(ended)
+    e["ended_failure"] = e["survival"].to_numpy() & (ended == "failure") & (e["y"].to_numpy() == 0)
+    e["n_dec"] = np.bincount(S["ep"], minlength=n_ep).astype(np.int64)
+    miss_last = np.zeros(n_ep, dtype=np.int64)
+    right_last = np.zeros(n_ep, dtype=np.int64)
+    if len(S["ep"]):
+        order = np.lexsort((S["step"], S["ep"]))  # by episode, then step: the last of each run is the last decision
+        last = order[np.r_[S["ep"][order][1:] != S["ep"][order][:-1], True]]
+        miss_last[S["ep"][last]] = S["miss"][last]
+        right_last[S["ep"][last]] = S["right"][last]
+    e["miss_last"], e["right_last"] = miss_last, right_last
+
+
+def _prefix_length(e: pd.DataFrame, type_log_g: np.ndarray) -> None:
+    """Adds ``xp`` (the centred log length of the decisions before the last, 0 where there are none) and
+    ``hp`` (1 where there are some) to ``e``: the decisions an episode that its failure ended survived."""
+    prev = e["n_dec"].to_numpy() - 1
+    e["hp"] = (prev > 0).astype(np.int64)
+    e["xp"] = np.round(np.where(prev > 0, np.log(np.maximum(prev, 1)) - type_log_g[e["k"].to_numpy()], 0.0), 12)
+
+
+def natural_lengths(e: pd.DataFrame, episode_windows: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
+    """(x, episode windows, without a donor) over the length each episode would have played.
+
+    An episode that its failure ended (``ended_failure``) after J decisions takes the length and windows
+    of a donor: an episode of the same item (else task type), time unit and clock that reached its end
+    with at least J decisions. Under the survival reading the chance of dying at the J-th decision does
+    not depend on how many decisions would have followed, so the failure's natural length is distributed
+    as the group's lengths beyond J; the donors (which survived) over-represent short episodes, so each is
+    weighted by 1 / Ŝ(n), Ŝ the group's Kaplan-Meier survival over decisions, and the failures take the
+    donors at evenly spaced quantiles of those weights (deterministic: same data, same lengths). A failure
+    without a donor keeps its own log (flagged in the third array)."""
+    x = e["x"].to_numpy(float).copy()
+    cut = np.flatnonzero(e["ended_failure"].to_numpy(bool)) if "ended_failure" in e else np.zeros(0, np.int64)
+    if not len(cut):
+        return x, episode_windows, np.zeros(len(e), dtype=bool)
+    ended = e["ended_failure"].to_numpy(bool)
+    n_dec = e["n_dec"].to_numpy()
+    donor = np.full(len(e), -1, dtype=np.int64)
+    for level in (["i", "u", "clock"], ["k", "u", "clock"]):
+        need = cut[donor[cut] < 0]
+        if not len(need):
+            break
+        members = e.groupby(level, sort=False).indices
+        for key in e.iloc[need].groupby(level, sort=False).indices:
+            if level[0] == "i" and key[0] < 0:  # no task id: not an item
+                continue
+            rows = members[key]
+            pool = rows[~ended[rows]]
+            if len(pool):
+                _assign_donors(rows[ended[rows] & (donor[rows] < 0)], pool, n_dec, ended[rows], rows, donor)
+    took = np.flatnonzero(donor >= 0)
+    x[took] = x[donor[took]]
+    labels = e.index.to_numpy()
+    ew = episode_windows
+    keep = ew[~ew["ep"].isin(set(labels[took].tolist()))]
+    # one copy of the donor's windows per failure it stands in for (a donor may serve several)
+    pairs = pd.DataFrame({"donor": labels[donor[took]], "ep_new": labels[took]})
+    borrowed = (ew.merge(pairs, left_on="ep", right_on="donor").drop(columns=["ep", "donor"])
+                .rename(columns={"ep_new": "ep"})[list(ew.columns)])
+    no_donor = np.zeros(len(e), dtype=bool)
+    no_donor[cut[donor[cut] < 0]] = True
+    return x, pd.concat([keep, borrowed], ignore_index=True), no_donor
+
+
+def _assign_donors(need: np.ndarray, pool: np.ndarray, n_dec: np.ndarray, ended: np.ndarray, rows: np.ndarray,
+                   donor: np.ndarray) -> None:
+    """Fills ``donor`` for the failures ``need`` from the episodes ``pool`` (:func:`natural_lengths`); ``rows``
+    and ``ended`` (per row): the whole group, for its Kaplan-Meier survival over decisions."""
+    n_rows = n_dec[rows]
+    top = int(n_rows.max(initial=0))
+    at_risk = np.bincount(n_rows, minlength=top + 1)[::-1].cumsum()[::-1]  # episodes with ≥ j decisions
+    deaths = np.bincount(n_rows[ended], minlength=top + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hazard = np.where(at_risk > 0, deaths / np.maximum(at_risk, 1), 0.0)
+    surv = np.cumprod(1.0 - hazard)  # Ŝ(n): P(survive decisions 1..n); > 0 at every donor's length
+    pool = pool[np.argsort(n_dec[pool], kind="stable")]
+    weight = 1.0 / np.maximum(surv[n_dec[pool]], 1e-12)
+    for j, r in enumerate(need):
+        ok = n_dec[pool] >= n_dec[r]
+        if not ok.any():
+            continue
+        cum = np.cumsum(weight[ok])
+        at = np.searchsorted(cum, (j + 0.5) / len(need) * cum[-1])
+        donor[r] = pool[ok][min(at, int(ok.sum()) - 1)]
 
 
 def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFrame:
@@ -521,10 +630,16 @@ def _success_tables(e: pd.DataFrame, by, clock_effects: bool = False):
     the first two also by ``t`` (1 under a timed clock)."""
     t = ["t"] if clock_effects else []
     # the columns the tables read, before the filtered copies below (not every episode column, text included)
-    cols = e[["m", "k", "i", "x", "M", "y", "labelled", "capable"]]
+    cols = e[["m", "k", "i", "x", "M", "y", "labelled", "capable"]].copy()
     if clock_effects:
         cols["t"] = e["timed"].to_numpy(np.int64)
-    e = cols
+    # the survival reading (episodes that say how they ended): the episode's own success term, labels aside
+    # (a labelled wrong action the episode survived was not fatal: the label says nothing of capability
+    # there); an episode its failure ended goes to :func:`_truncated_table` instead
+    survival = e["survival"].to_numpy(bool) if "survival" in e else np.zeros(len(e), bool)
+    cut = e["ended_failure"].to_numpy(bool) if "ended_failure" in e else np.zeros(len(e), bool)
+    cols["labelled"] = cols["labelled"].to_numpy(bool) & ~survival
+    e = cols[~cut]
     unl = e[~e["labelled"]]
     unlabelled = by(unl, ["m", "k", "i", "x", "M"] + t).agg(n=("y", "size"), y=("y", "sum"))
     lab = e[e["labelled"]]
@@ -538,6 +653,27 @@ def _success_tables(e: pd.DataFrame, by, clock_effects: bool = False):
                 f[c] = f[c].astype(np.int64)
     notcap = lab[~lab["capable"]]
     return (*tables, (int(len(notcap)), int(notcap["y"].sum())))
+
+
+def _truncated_table(e: pd.DataFrame, by, clock_effects: bool = False) -> pd.DataFrame:
+    """Episodes that their failure ended (``ended_failure``), by (model, task_type, item, x, xp, hp, Mp, ml,
+    tl[, t]): ``n``. x: the centred log length, xp/hp: that of the decisions before the last
+    (:func:`_prefix_length`), Mp: the misses before the last, ml: the last decision missed, tl: the last
+    decision was labelled content-right and missed (a death by timing, seen directly)."""
+    cut = e[e["ended_failure"].to_numpy(bool)] if "ended_failure" in e else e.iloc[:0]
+    f = pd.DataFrame({"m": cut["m"], "k": cut["k"], "i": cut["i"], "x": cut["x"], "xp": cut["xp"], "hp": cut["hp"],
+                      "Mp": cut["M"] - cut["miss_last"], "ml": cut["miss_last"],
+                      "tl": cut["miss_last"] * cut["right_last"], "y": 0})
+    t = []
+    if clock_effects:
+        f["t"] = cut["timed"].to_numpy(np.int64)
+        t = ["t"]
+    out = by(f, ["m", "k", "i", "x", "xp", "hp", "Mp", "ml", "tl"] + t).agg(n=("y", "size"))
+    out = out.drop(columns="_row", errors="ignore")
+    for c in out.columns:
+        if c not in ("x", "xp"):
+            out[c] = out[c].astype(np.int64)
+    return out
 
 
 def _window_tables(S: dict):
@@ -569,21 +705,24 @@ def _item_types(e: pd.DataFrame, n_items: int) -> np.ndarray:
 
 
 def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False,
-              clock_effects: bool = False, latency_by_correctness: bool = False) -> ModelData:
+              clock_effects: bool = False, latency_by_correctness: bool = False, read_ended: bool = True) -> ModelData:
     """Reduce the tidy frames to sufficient statistics. Raises ``ValueError`` on unusable input.
 
     ``per_row=True`` skips the reduction: one table row per decision / episode (``n = 1``), the same
     likelihood written term by term — the baseline that ``benchmarks/bench_fit.py`` times against.
     ``clock_effects``: the tables a fit with clock effects needs (module docstring);
     ``latency_by_correctness``: the latency table also sums each cell's content-wrong decisions
-    (:func:`correctness_sums`)."""
+    (:func:`correctness_sums`); ``read_ended``: the survival reading of the episode field ``ended``
+    (:func:`_episode_ends`; False: every log is the whole episode)."""
     by = _grouper(per_row)
     _check_episodes(episodes)
     ep = episodes.reset_index(drop=True)
     e, lv = _episode_frame(ep)
     S = _step_arrays(ep, steps, e)
     labels = (S["wrong"], S["unl"]) if latency_by_correctness else None  # _episode_labels drops them from S
+    _episode_ends(e, ep if read_ended else ep.drop(columns="ended", errors="ignore"), S)
     type_log_g, type_offset = _episode_labels(e, S, len(lv["task_types"]))
+    _prefix_length(e, type_log_g)
     obs = _log_latencies(S, len(lv["units"]), timed_only=clock_effects)
     latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by, per_row)
     if labels is not None:
@@ -594,10 +733,13 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     # cell, at indices fixed by its size, so every family is judged on the same statistics, tails included
     edges, binned, edge_weight = _bin_latencies(obs, latency, log_ref, cell_index)
     unlabelled, cap_labelled, timing_labelled, notcap = _success_tables(e, by, clock_effects)
+    truncated = _truncated_table(e, by, clock_effects)
     windows, episode_windows = _window_tables(S)
+    e["x_nat"], natural_windows, e["no_donor"] = natural_lengths(e, episode_windows)
     e["model"] = ep["model"].astype(str).to_numpy()
     e["task_type"] = ep["task_type"].astype(str).to_numpy()
     return ModelData(lv["models"], lv["task_types"], lv["units"], lv["items"], latency, censored, exposure, binned,
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
                      log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
-                     latency_item_table(obs, cell_index), clock_effects, edge_weight, latency_by_correctness)
+                     latency_item_table(obs, cell_index), clock_effects, edge_weight, latency_by_correctness,
+                     truncated, natural_windows)

@@ -335,7 +335,10 @@ class Deriver:
     def _windows_by_row(self) -> list[pd.DataFrame]:
         """Each row's slice of ``episode_windows`` (ep, wid, count), split in one pass (a filter per
         row costs minutes at 10^6 episodes)."""
-        d, ew = self.d, self.d.episode_windows
+        d = self.d
+        # the windows of the episodes as they would have been played (an episode that its failure ended
+        # borrows those of one that reached its end: :func:`.data.natural_lengths`)
+        ew = d.natural_windows if d.natural_windows is not None else d.episode_windows
         row_of = np.full(len(d.episodes), -1, dtype=np.int64)
         for j, eps in enumerate(self.rows["episodes"]):
             row_of[d.episodes.index.get_indexer(eps)] = j
@@ -371,7 +374,8 @@ class Deriver:
             if len(ew):
                 np.add.at(C, (pd.Index(eps).get_indexer(ew["ep"].to_numpy()),
                               pd.Index(wids_all).get_indexer(ew["wid"].to_numpy())), ew["count"].to_numpy(float))
-        cap_key, a_of = _distinct_rows([ep["i"].to_numpy(float), ep["x"].to_numpy(float)])
+        x = ep["x_nat"] if "x_nat" in ep else ep["x"]  # over natural lengths (the logged ones without truncation)
+        cap_key, a_of = _distinct_rows([ep["i"].to_numpy(float), x.to_numpy(float)])
         timing_item = ep["i"].to_numpy(float) if self.item_latency else np.full(len(eps), -1.0)
         tim_key, b_of = _distinct_rows([units.astype(float), timing_item, *C.T])
         weight = coo_matrix((np.full(len(eps), 1.0 / len(eps)), (a_of, b_of)),

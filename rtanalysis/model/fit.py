@@ -92,7 +92,7 @@ def fit_for_benchmarks(data, spec: ModelSpec | str | None = None, *, sampler: st
     # aggregates and the posterior (the fit's peak memory at 10^6 episodes was while hashing at the end)
     digest = data_hash(episodes, steps)
     d = aggregate(episodes, steps, per_row=per_row, clock_effects=spec.clock_effects,
-                  latency_by_correctness=spec.latency_by_correctness)
+                  latency_by_correctness=spec.latency_by_correctness, read_ended=spec.read_ended)
     n_tune = draws if tune in (None, "auto") else int(tune)
     t0 = time.time()
     loo, notes = None, []
@@ -151,7 +151,7 @@ def _fit_auto_structure(data, spec: ModelSpec, run: dict) -> FitResult:
     """:func:`fit` with ``structure="auto"``: every applicable structure fitted, the chosen one returned."""
     from .choice import structure_choice_summary
 
-    table, fits = compare_structures(data, spec.latency_family, **run)
+    table, fits = compare_structures(data, spec.latency_family, ended=spec.ended, **run)
     res = fits[str(table.loc[table["chosen"], "structure"].iloc[0])]
     res._structure_loo = table
     if run["progress"]:
@@ -159,16 +159,16 @@ def _fit_auto_structure(data, spec: ModelSpec, run: dict) -> FitResult:
     return res
 
 
-def compare_structures(data, latency_family: str = "normal", structures=None, **run):
+def compare_structures(data, latency_family: str = "normal", structures=None, ended: str = "read", **run):
     """Fit every structure of ``structures`` (default: :func:`.choice.applicable_structures`) to
     ``data`` with the latency family ``latency_family`` and :func:`fit_for_benchmarks`'s options
-    ``run``, and compare them by PSIS-LOO on the episodes' outcomes, the timed decisions' latencies
+    ``run`` (``ended``: :class:`~rtanalysis.model.spec.ModelSpec`'s), and compare them by PSIS-LOO on the episodes' outcomes, the timed decisions' latencies
     and the silent decisions. Returns (the table of :func:`.choice.structure_table`, {name: FitResult})."""
     from .choice import applicable_structures, structure_table
 
     episodes, steps = as_frames(data)
     if structures is None:
-        structures = applicable_structures(aggregate(episodes, steps), latency_family)
+        structures = applicable_structures(aggregate(episodes, steps, read_ended=ended == "read"), latency_family)
     unknown = [s for s in structures if s not in STRUCTURES]
     if unknown:
         raise UsageError(f"unknown structure(s) {unknown}; choose from {', '.join(STRUCTURES)}")
@@ -176,7 +176,7 @@ def compare_structures(data, latency_family: str = "normal", structures=None, **
     for name in (s for s in STRUCTURES if s in structures):
         if run.get("progress", True):
             print(f"structure {name}: fitting...", file=sys.stderr)
-        fits[name] = fit_for_benchmarks((episodes, steps), ModelSpec(latency_family, name), **run)
+        fits[name] = fit_for_benchmarks((episodes, steps), ModelSpec(latency_family, name, ended), **run)
     return structure_table(fits), fits
 
 
@@ -224,7 +224,7 @@ def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, targe
 def _no_paused_note(d: ModelData) -> str:
     """What is identified without paused runs, and from which assumption."""
     n = len(d.episodes)
-    labelled = int(d.cap_labelled["n"].sum()) if len(d.cap_labelled) else 0
+    labelled = int(d.episodes["labelled"].sum()) if "labelled" in d.episodes else 0
     implied = ("P(capable) is what the success of episodes without a logged miss implies, assuming that an "
                "agent's content does not depend on whether it was late")
     if labelled == n:
@@ -241,6 +241,23 @@ def _no_paused_note(d: ModelData) -> str:
               "episodes paused to tell the two apart")
 
 
+def _survival_note(d: ModelData) -> str:
+    """How episodes that say how they ended are read (the survival reading), and what it assumes."""
+    e = d.episodes
+    cut = e["ended_failure"].to_numpy(bool)
+    kept = int(e["no_donor"].sum()) if "no_donor" in e else 0
+    text = (f"{int(cut.sum())} of {len(e)} episodes say their failure ended them (`ended` = failure): each is "
+            "read as having survived the decisions before its last and ended at the last (the survival "
+            "reading), so its log's length is not taken for the episode's; P(capable), P(success) and the "
+            "counterfactuals are over the lengths the episodes would have played, each such episode taking the "
+            "length and windows of an episode of the same task (else task type) that reached its end and logged "
+            "at least as many decisions")
+    if kept:
+        text += (f"; {kept} found no such episode and keep their logged length (too short: their P(capable) is "
+                 "too high)")
+    return text
+
+
 def _data_notes(d: ModelData) -> dict:
     """What the data can and cannot separate, for the report: ``timing_separable`` (some episode ran
     under a timed clock), ``latency_uninformative_cells`` and plain-language ``notes``."""
@@ -251,6 +268,8 @@ def _data_notes(d: ModelData) -> dict:
                      "p_timely = 1 and share_timing = 0 by definition, only capability is estimated")
     if timed and d.episodes["timed"].all():
         notes.append(_no_paused_note(d))
+    if d.survival:
+        notes.append(_survival_note(d))
     flat = d.latency[~d.latency["informative"]] if "informative" in d.latency else d.latency.iloc[:0]
     # not capped: too few distinct values, repeated (or none at all)
     few, nd, n = flat["n_distinct"] < MIN_DISTINCT_LATENCIES, flat["n_distinct"], flat["n"]

@@ -98,6 +98,23 @@ class FitResult:
         """Per-parameter convergence: param, rhat, ess_bulk, ess_tail."""
         return self._diag_table.copy()
 
+    def highest_probability(self, quantity: str = "p_success") -> pd.DataFrame:
+        """Per model × task_type × clock: ``p_highest``, the posterior probability that this model's
+        ``quantity`` is the highest of the models in its task type and clock (the share of draws where it
+        is; a tie goes to the first model). What a ranking's decision rule reads (the report names a
+        model best only where it passes :data:`rtanalysis.reporting.document.HIGHEST_PROBABILITY`)."""
+        if quantity not in QUANTITIES:
+            raise ValueError(f"unknown quantity {quantity!r}; one of {QUANTITIES}")
+        x = self._draws()[quantity]
+        out = self._rows()[["model", "task_type", "clock"]].copy()
+        p = np.zeros(len(out))
+        for idx in out.groupby(["task_type", "clock"], sort=False).indices.values():
+            top = np.argmax(np.nan_to_num(x[idx], nan=-np.inf), axis=0)
+            p[idx] = np.bincount(top, minlength=len(idx)) / x.shape[1]
+        out["quantity"] = quantity
+        out["p_highest"] = p
+        return out.reset_index(drop=True)
+
     def decomposition(self, ci_prob: float | None = None) -> pd.DataFrame:
         """One row per model × task_type × clock: observed success rate, posterior p_success,
         p_capable, p_timely, share_timing (mean and equal-tailed interval), then decision-level
@@ -314,7 +331,7 @@ class FitResult:
         structure_loo = pd.DataFrame(info["structure_loo"]) if "structure_loo" in info else None
         spec = ModelSpec.from_dict(info["spec"])
         d = aggregate(episodes, steps, clock_effects=spec.clock_effects,
-                      latency_by_correctness=spec.latency_by_correctness)
+                      latency_by_correctness=spec.latency_by_correctness, read_ended=spec.read_ended)
         return cls(idata=idata, data=d, diagnostics=diag, seed=info["seed"], ci_prob=info["ci_prob"], data_hash=digest,
                    spec=spec, n_draws=info["draws"], chains=info["chains"], tune=info["tune"], sampler=info["sampler"],
                    _diag_table=table, _loo=loo, _structure_loo=structure_loo, episodes=episodes, steps=steps)

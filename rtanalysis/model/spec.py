@@ -50,6 +50,10 @@ STRUCTURES: tuple[str, ...] = ("base", "item_latency", "clock_effects", "item_la
 LATENCY_FAMILIES: tuple[str, ...] = ("auto",) + FAMILY_NAMES
 #: the value of ``structure`` or ``latency_family`` that asks PSIS-LOO to choose
 AUTO = "auto"
+#: how the episode field ``ended`` is read: ``read`` (an episode that says its failure ended it survived the
+#: decisions before its last and ended at the last: the survival reading) or ``ignore`` (every log taken as
+#: the whole episode, the model before the survival reading, kept for comparison)
+ENDED_READINGS: tuple[str, ...] = ("read", "ignore")
 
 
 def parts_of(structure: str) -> frozenset[str]:
@@ -83,6 +87,11 @@ class ModelSpec:
         :data:`~rtanalysis.model.spec.PARTS` joined with ``+``), or ``auto``: every structure the data can
         tell apart is fitted and the simplest that PSIS-LOO cannot beat is kept.
 
+    ended
+        ``read`` (default): episodes whose ``ended`` field says their failure ended them are read as ending at
+        their last logged decision (the survival reading; logs without the field are read as whole episodes
+        either way); ``ignore``: every log is read as the whole episode (the earlier model, for comparison).
+
     A spec is validated when made: an unknown name or a part that needs the normal latency family
     with another one raises :class:`~rtanalysis.errors.UsageError` (a ``ValueError``).
     :meth:`from_parts` makes one from the parts as flags (the CLI's ``--item-latency`` ...).
@@ -90,8 +99,11 @@ class ModelSpec:
 
     latency_family: str = "normal"
     structure: str = "base"
+    ended: str = "read"
 
     def __post_init__(self):
+        if self.ended not in ENDED_READINGS:
+            raise UsageError(f"ended must be one of {', '.join(map(repr, ENDED_READINGS))}, got {self.ended!r}")
         if self.latency_family not in LATENCY_FAMILIES:
             raise UsageError(f"latency_family must be one of {', '.join(map(repr, LATENCY_FAMILIES))}, "
                              f"got {self.latency_family!r}")
@@ -107,7 +119,8 @@ class ModelSpec:
                              "latency_family='auto', then compare structures with it)")
 
     @classmethod
-    def from_parts(cls, latency_family: str = "normal", structure: str | None = None, **parts: bool) -> "ModelSpec":
+    def from_parts(cls, latency_family: str = "normal", structure: str | None = None, ended: str = "read",
+                   **parts: bool) -> "ModelSpec":
         """A spec from the parts as flags (``item_latency=True``, ...) or a structure name, not both."""
         unknown = sorted(set(parts) - set(PARTS))
         if unknown:
@@ -115,7 +128,7 @@ class ModelSpec:
         chosen = [p for p, on in parts.items() if on]
         if structure is not None and chosen:
             raise UsageError(f"give a structure or its parts ({', '.join(PARTS)}), not both")
-        return cls(latency_family, structure if structure is not None else structure_name(chosen))
+        return cls(latency_family, structure if structure is not None else structure_name(chosen), ended)
 
     @classmethod
     def coerce(cls, spec) -> "ModelSpec":
@@ -134,6 +147,11 @@ class ModelSpec:
         return parts_of(self.structure)
 
     @property
+    def read_ended(self) -> bool:
+        """The survival reading of the ``ended`` field is on."""
+        return self.ended == "read"
+
+    @property
     def item_latency(self) -> bool:
         return "item_latency" in self.parts
 
@@ -147,9 +165,10 @@ class ModelSpec:
 
     def to_dict(self) -> dict:
         """The spec as JSON-ready fields (``diagnostics.json``)."""
-        return {"latency_family": self.latency_family, "structure": self.structure}
+        return {"latency_family": self.latency_family, "structure": self.structure, "ended": self.ended}
 
     @classmethod
     def from_dict(cls, info: dict) -> "ModelSpec":
         """The spec :meth:`to_dict` wrote."""
-        return cls(info["latency_family"], info["structure"])
+        # a fit saved before the survival reading read every log as the whole episode
+        return cls(info["latency_family"], info["structure"], info.get("ended", "ignore"))

@@ -45,6 +45,7 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
     return {
         "diagnostics": dict(fit.diagnostics or {}),
         "decomposition": fit.decomposition(**kw),
+        "highest": fit.highest_probability("p_success"),
         "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, **kw),
         "success_curve": fit.success_curve(**kw),
         "ppc": fit.ppc(**kw),

@@ -4,6 +4,7 @@ task type, figures with captions, tables and the power note. Every number comes 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .. import metrics as m
@@ -142,7 +143,24 @@ def report_blocks(load_result, metrics: dict, frames: dict, fit, figure_paths: d
     blocks.append({"kind": "h2", "text": "Power for the next run"})
     blocks.append({"kind": "p", "text": " ".join(content.power_note(metrics["success"],
                                                                     content.headline_clock(ep["clock"])))})
-    return blocks
+    return blocks + prior_appendix_blocks(fit)
+
+
+def prior_appendix_blocks(fit) -> list[dict]:
+    """Appendix: the prior of every parameter the fit sampled (the registry's entries present in its
+    posterior), with its rationale, as the reporting guidelines ask (Kruschke 2021, BARG step 2)."""
+    if fit is None or getattr(fit, "idata", None) is None:
+        return []
+    from ..model.priors import prior_table
+
+    post = fit.idata["posterior"]
+    table = prior_table()
+    table = table[table["parameter"].isin(list(post.data_vars)) | (table["distribution"] == "Fixed")]
+    return [{"kind": "h2", "text": "Appendix: priors"},
+            {"kind": "table", "frame": table.reset_index(drop=True),
+             "caption": "The prior of every parameter of this fit (fixed scales marked Fixed), from the registry "
+                        "`rtanalysis.model.priors.PRIORS`; none depends on the data. The model in mathematics: "
+                        "`docs/model.md`."}]
 
 
 def notes_blocks(diagnostics: dict | None) -> list[dict]:
@@ -200,8 +218,7 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn,
         causes = ("In these logs: " + " ".join(shape)) if shape else MISS_CAUSES
         blocks.append({"kind": "p", "text": f"{MISS_ADVICE} {causes} {MISS_NEXT}"})
     elif shape:
-        blocks.append({"kind": "p", "text": "**How these logs are shaped.** " + " ".join(shape)
-                       + " The model's intervals do not allow for this; read them as too narrow there."})
+        blocks.append({"kind": "p", "text": "**How these logs are shaped.** " + " ".join(shape)})
     missing = sorted(set(ep["model"].unique()) - set(head["model"]))  # distinct values: not one per episode
     if missing:
         blocks.append({"kind": "p", "text": "Not run under the " + content.CLOCK_WORDS.get(clock, clock)
@@ -256,6 +273,8 @@ MISS_CAUSES = ("Likely causes: episodes that end at their first fatal decision (
                "it wrong for many decisions in a row), or hard items that are also slow.")
 MISS_NEXT = ("Compare `--structure auto`, read the flagged checks under Methods, and report the observed rate "
              "beside the model's.")
+#: what a shape note adds where the model does not allow for the shape
+NOT_ALLOWED = "The model's intervals do not allow for this; read them as too narrow there."
 #: an ICC whose lower end passes this: latencies of one episode are alike enough to matter
 ICC_NOTABLE = 0.1
 
@@ -278,9 +297,14 @@ def shape_notes(structure: pd.DataFrame | None, ci_prob: float) -> list[str]:
             f"model × task-type × clock rows (most in {_row_name(r)}: {r['steps_failure']:.1f} against "
             f"{r['steps_success']:.1f} decisions, P(shorter) {r['failed_shorter']:.2f} [{r['failed_shorter_lo']:.2f}, "
             f"{r['failed_shorter_hi']:.2f}], {p}): the logs end at the fatal decision"
-            + (f" ({told} episodes say so in their `ended` field)" if told else "")
-            + ", and a model that takes each episode's length as given reads those failures as short, easy "
-              "episodes, so its success and P(timely) there come out too high.")
+            + (f", and {told} episodes say so in their `ended` field: the model reads those as ended there (each "
+               "survived the decisions before its last and ended at the last: the survival reading) and gives "
+               "P(capable) and P(success) over the lengths the episodes would have played, taken from episodes of "
+               "the same task that reached their end." if told else
+               ", and a model that takes each episode's length as given reads those failures as short, easy "
+               "episodes, so its success and P(timely) there come out too high. The logs do not say how their "
+               "episodes ended: write the episode field `ended` (`failure` where the failure ended the episode, "
+               "`horizon` where it reached its end) and the model reads them as they ended. " + NOT_ALLOWED))
     alike = structure[structure["latency_icc_lo"] > ICC_NOTABLE]
     if len(alike):
         r = alike.sort_values("latency_icc", ascending=False).iloc[0]
@@ -289,7 +313,7 @@ def shape_notes(structure: pd.DataFrame | None, ci_prob: float) -> list[str]:
             f"up to {r['latency_icc']:.2f} [{r['latency_icc_lo']:.2f}, {r['latency_icc_hi']:.2f}] in {_row_name(r)}): "
             "a hard state or a hard item slows the agent for many decisions in a row, and the model treats its "
             "decisions as independent, so its intervals on P(timely) are too narrow there (`--structure auto` "
-            "fits item time intensities, which covers hard items, not hard states).")
+            "fits item time intensities, which covers hard items, not hard states). " + NOT_ALLOWED)
     return out
 
 
@@ -345,12 +369,26 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
         "latencies, repeated (a harness that logs the tick length) or with latencies piled up at the window close (a harness "
         "that cuts thinking off at the deadline and acts) are left out of the latency likelihood; their P(miss) "
         "comes from the logged misses and fallbacks, and the decomposition flags them "
-        "(`latency_informative` = false)." + loo_text(fit))},
+        "(`latency_informative` = false)." + survival_text(fit) + loo_text(fit)
+        + f" **Decision rule.** A model is named the highest of a task type and clock only where the posterior "
+          f"probability that it is exceeds {HIGHEST_PROBABILITY:g} (`FitResult.highest_probability()`); pairwise "
+          "comparisons report P(a > b) with the interval of the difference.")},
         {"kind": "p", "text": (
             f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.n_draws} draws after {fit.tune} tuning "
             f"steps{_accept_text(d)}, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
             f"{'passed' if d.get('ok', True) else '**failed**'}.")}] + sensitivity_blocks(fit)
+
+
+def survival_text(fit) -> str:
+    """How episodes that say their failure ended them were read, when the fit read any so."""
+    d = getattr(fit, "data", None)
+    if d is None or not getattr(d, "survival", False):
+        return ""
+    n = int(d.episodes["ended_failure"].sum())
+    return (f" {n} episodes say their failure ended them (`ended` = failure): each is read as having survived the "
+            "decisions before its last and ended at the last (the survival reading), and P(capable), P(success) "
+            "and the counterfactuals are over the lengths the episodes would have played.")
 
 
 def _accept_text(d: dict) -> str:
@@ -450,14 +488,36 @@ def task_type_blocks(task_type: str, episodes: pd.DataFrame, metrics: dict, fram
         best = timed.iloc[0]
         most = timed.sort_values("share_timing", ascending=False).iloc[0]
         blocks.append({"kind": "p", "text": (
-            f"Highest success: **{best['model']}** at "
-            f"{content.pct_interval(best['p_success'], best['p_success_lo'], best['p_success_hi'])} "
-            f"({best['clock']} clock). Largest timing share of failures: **{most['model']}**, "
+            highest_sentence(best, frames.get("highest"))
+            + f" Largest timing share of failures: **{most['model']}**, "
             f"{content.pct_interval(most['share_timing'], most['share_timing_lo'], most['share_timing_hi'])}.")})
     table = d[[c for c in DECOMPOSITION_COLUMNS if c in d.columns]].sort_values(["clock", "p_success"],
                                                                                 ascending=[True, False])
     return blocks + [{"kind": "table", "frame": table.reset_index(drop=True),
                       "caption": f"Posterior decomposition, {task_type} (means, {plots.style.pct(ci_prob)} intervals)."}]
+
+
+#: the decision rule of every ranking in the report: a model is named the highest of its task type and
+#: clock only where the posterior probability that it is exceeds this
+HIGHEST_PROBABILITY = 0.9
+
+
+def highest_sentence(best, highest: pd.DataFrame | None) -> str:
+    """The row with the highest posterior mean success, named best only under the decision rule
+    (:data:`HIGHEST_PROBABILITY`), with its probability of being the highest (``highest``:
+    :meth:`~rtanalysis.FitResult.highest_probability`)."""
+    at = (f"**{best['model']}** at {content.pct_interval(best['p_success'], best['p_success_lo'], best['p_success_hi'])}"
+          f" ({best['clock']} clock")
+    if highest is None or not len(highest):
+        return f"Highest success: {at})."
+    row = highest[(highest["model"] == best["model"]) & (highest["task_type"] == best["task_type"])
+                  & (highest["clock"] == best["clock"])]
+    p = float(row["p_highest"].iloc[0]) if len(row) else np.nan
+    if p >= HIGHEST_PROBABILITY:
+        return f"Highest success: {at}; posterior probability it is the highest {p:.2f})."
+    return (f"No model's success is the highest with posterior probability ≥ {HIGHEST_PROBABILITY:g} (the rule "
+            f"this report names a leader by); the highest posterior mean is {at}; probability it is the highest "
+            f"{p:.2f}).")
 
 
 #: figures shown with the headline, before anything else

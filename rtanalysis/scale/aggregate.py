@@ -27,12 +27,13 @@ AGGREGATE_MEMORY_LIMIT = "256MB"
 
 
 def aggregate_dataset(root, memory_limit: str = AGGREGATE_MEMORY_LIMIT, threads: int | None = None,
-                      temp_dir=None):
+                      temp_dir=None, read_ended: bool = True):
     """:class:`~rtanalysis.model.data.ModelData` of the dataset at ``root`` (see
     :mod:`rtanalysis.scale.dataset`).
 
     ``memory_limit``: DuckDB's (it spills beyond it, to ``temp_dir`` or its default); ``threads``:
-    DuckDB's worker threads (default: all cores). Raises ``ValueError`` on unusable input."""
+    DuckDB's worker threads (default: all cores); ``read_ended``: as
+    :func:`~rtanalysis.model.data.aggregate`'s. Raises ``ValueError`` on unusable input."""
     root = Path(root)
     read_meta(root)
     eglob, sglob = table_glob(root, "episodes"), table_glob(root, "steps")
@@ -40,7 +41,7 @@ def aggregate_dataset(root, memory_limit: str = AGGREGATE_MEMORY_LIMIT, threads:
         raise ValueError("no episodes to fit: the data has 0 accepted episodes")
     with connect(memory_limit, threads, temp_dir) as con:
         levels = _levels(con, eglob)
-        e = _episode_codes(con, eglob, levels)
+        e = _episode_codes(con, eglob, levels, read_ended)
         _step_view(con, sglob)
         type_log_g = _add_episode_counts(con, e, len(levels["task_types"]))
         return _assemble(con, e, levels, type_log_g)
@@ -59,7 +60,7 @@ def _levels(con, eglob: str) -> dict[str, list[str]]:
     return out
 
 
-def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
+def _episode_codes(con, eglob: str, levels: dict, read_ended: bool = True) -> pd.DataFrame:
     """The per-episode frame ``e`` of ``aggregate`` (its first columns), in the loader's row order
     (``ep`` = position). Only integer codes leave DuckDB; names are rebuilt from the level lists, so
     a million episodes cost a few integer columns, not a million strings."""
@@ -68,12 +69,16 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
                                                  "code": np.arange(len(levels[name]), dtype=np.int64)}))
     joins = " ".join(f"LEFT JOIN lv_{name} ON e.{col} = lv_{name}.{col}" for name, col in _LEVELS.items())
     codes = ", ".join(f"coalesce(lv_{name}.code, -1) AS c_{name}" for name in _LEVELS)
+    columns = {c for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM "
+                                         f"read_parquet('{eglob}', union_by_name = true))").fetchall()}
+    ended = "e.ended" if "ended" in columns and read_ended else "NULL::VARCHAR"
     con.execute(f"""CREATE TEMP TABLE epc AS
         SELECT (row_number() OVER (ORDER BY e._part, e._row) - 1)::BIGINT AS ep, e._part, e._row, e.n_steps,
-               {codes}, e.success
+               {codes}, e.success, {ended} AS ended
         FROM read_parquet('{eglob}', union_by_name = true) e {joins}""")
-    got = con.execute("SELECT c_models, c_task_types, c_units, c_items, c_clocks, success FROM epc ORDER BY ep"
+    got = con.execute("SELECT c_models, c_task_types, c_units, c_items, c_clocks, success, ended FROM epc ORDER BY ep"
                       ).fetchnumpy()
+    ended_values = np.asarray(got.pop("ended"), dtype=object)
     clocks = np.array(levels["clocks"], dtype=object)[np.asarray(got.pop("c_clocks"))]
     e = pd.DataFrame({"m": np.asarray(got.pop("c_models"), dtype=np.int64),
                       "k": np.asarray(got.pop("c_task_types"), dtype=np.int64),
@@ -81,6 +86,9 @@ def _episode_codes(con, eglob: str, levels: dict) -> pd.DataFrame:
                       "i": np.asarray(got.pop("c_items"), dtype=np.int64),
                       "clock": clocks, "y": np.asarray(got.pop("success"), dtype=bool).astype(np.int64)})
     e["timed"] = e["clock"].isin(TIMED_CLOCKS)
+    # the survival reading's flags (:func:`rtanalysis.model.data._episode_ends`); the last decision's, later
+    e["survival"] = pd.notna(ended_values) & (ended_values != None)  # noqa: E711 (element-wise, masked NULLs)
+    e["ended_failure"] = e["survival"].to_numpy() & (ended_values == "failure") & (e["y"].to_numpy() == 0)
     timed = np.array([c in TIMED_CLOCKS for c in levels["clocks"]], dtype=bool)
     con.register("lv_timed", pd.DataFrame({"c_clocks": np.arange(len(timed), dtype=np.int64), "timed": timed}))
     # where each episode's decisions start in its part's steps (written in episode order): decisions
@@ -112,7 +120,7 @@ def _step_view(con, sglob: str | None) -> None:
                -- "missed" of rtanalysis.io.vocabulary (a played fallback is already too_late there)
                (coalesce(st.too_early, false) OR coalesce(st.too_late, false) OR coalesce(st.no_action, false))
                 AND epk.timed AS miss,
-               st.correct_at_obs
+               st.correct_at_obs, st._row AS row_
         FROM {source} st ASOF JOIN epk ON st._part = epk._part AND st._row >= epk.start
         -- failed calls inform neither timing nor capability (rtanalysis.io.vocabulary.failed_call)
         WHERE st.outcome IS DISTINCT FROM 'error'""")
@@ -136,21 +144,29 @@ def _add_episode_counts(con, e: pd.DataFrame, n_types: int) -> np.ndarray:
     Returns the per-type log geometric-mean length."""
     got = con.execute("""WITH c AS (SELECT ep, count(*) AS n_dec, count(*) FILTER (miss) AS n_miss,
                 count(*) FILTER (acted) AS n_acted, count(*) FILTER (acted AND correct_at_obs IS NULL) AS n_unl,
-                count(*) FILTER (acted AND NOT correct_at_obs) AS n_wrong FROM s GROUP BY ep)
+                count(*) FILTER (acted AND NOT correct_at_obs) AS n_wrong,
+                -- the last logged decision (steps are written in episode order): missed, labelled right
+                arg_max(miss, row_) AS miss_last, arg_max(coalesce(correct_at_obs, false), row_) AS right_last
+                FROM s GROUP BY ep)
         SELECT coalesce(c.n_dec, 0)::BIGINT AS n_dec, coalesce(c.n_miss, 0)::BIGINT AS n_miss,
                coalesce(c.n_acted, 0) > 0 AND coalesce(c.n_unl, 0) = 0 AS labelled,
-               coalesce(c.n_wrong, 0) = 0 AS no_wrong
+               coalesce(c.n_wrong, 0) = 0 AS no_wrong, coalesce(c.miss_last, false) AS miss_last,
+               coalesce(c.right_last, false) AS right_last
         FROM epc LEFT JOIN c USING (ep) ORDER BY epc.ep""").fetchnumpy()
+    e["n_dec"] = np.asarray(got["n_dec"], dtype=np.int64)
+    e["miss_last"] = np.asarray(got["miss_last"], dtype=bool).astype(np.int64)
+    e["right_last"] = np.asarray(got["right_last"], dtype=bool).astype(np.int64)
     e["M"] = np.asarray(got["n_miss"], dtype=np.int64)
     e["labelled"] = np.asarray(got["labelled"], dtype=bool)
     e["capable"] = e["labelled"] & np.asarray(got["no_wrong"], dtype=bool)
-    e["x"], type_log_g = _length_covariate(np.asarray(got["n_dec"], dtype=np.int64), e["k"].to_numpy(), n_types)
+    e["x"], type_log_g = _length_covariate(e["n_dec"].to_numpy(), e["k"].to_numpy(), n_types)
     return type_log_g
 
 
 def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     # the per-episode tables from the same code as the in-memory path (the episodes frame is small)
-    from ..model.data import ModelData, _grouper, _item_types, _success_tables
+    from ..model.data import (ModelData, _grouper, _item_types, _prefix_length, _success_tables, _truncated_table,
+                              natural_lengths)
 
     type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
     latency, censored, exposure, latency_item = _latency_tables(con, len(levels["units"]))
@@ -161,13 +177,16 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     # DuckDB's work is done: its tables go before pandas groups the episodes (they held a third of the peak)
     for table in ("s", "obs", "epc", "win", "floors"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
+    _prefix_length(e, type_log_g)
     unlabelled, cap_labelled, timing_labelled, not_capable = _success_tables(e, _grouper(per_row=False))
+    truncated = _truncated_table(e, _grouper(per_row=False))
+    e["x_nat"], natural_windows, e["no_donor"] = natural_lengths(e, episode_windows)
     e["model"] = np.array(levels["models"], dtype=object)[e["m"].to_numpy()]
     e["task_type"] = np.array(levels["task_types"], dtype=object)[e["k"].to_numpy()]
     return ModelData(levels["models"], levels["task_types"], levels["units"], levels["items"], latency, censored,
                      exposure, binned, edges, unlabelled, cap_labelled, timing_labelled, not_capable, e, windows,
                      episode_windows, log_ref, _item_types(e, len(levels["items"])), type_log_g, type_offset,
-                     timed_misses, latency_item, False, edge_weight)
+                     timed_misses, latency_item, False, edge_weight, False, truncated, natural_windows)
 
 
 def _length_covariate(n_decisions, k, n_types):

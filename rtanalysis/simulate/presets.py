@@ -178,7 +178,7 @@ def _misspec_presets():
         "truncated": (d("truncated", "the log ends at the fatal decision: a miss is fatal with probability "
                         "0.6 / 1, a wrong action with 0.7; 6-10 decisions on fast",
                         task_types=tt(fast={"fatality": 0.6, "n_steps": (6, 10)})),
-                      Misspec("truncated", truncate=True, wrong_fatality=0.7, note="episodes end at the fatal decision")),
+                      Misspec("truncated", truncate=True, wrong_fatality=0.7, log_ended=True, note="episodes end at the fatal decision")),
         "episode_effects": (d("episode_effects", "each episode has its own ability (logit SD 1) and slowness "
                               "(log-latency SD 0.5), correlated -0.7 / -0.4 / 0 by model"),
                             Misspec("episode_effects", episode_ability=1.0, episode_slowness=0.5,
@@ -196,12 +196,12 @@ def _misspec_presets():
                                                 "difficulty": -0.6},
                                           slow={"n_steps": (20, 30), "fatality": 0.08, "give_up": 10.0,
                                                 "difficulty": -0.3})),
-                          Misspec("truncated", truncate=True, wrong_fatality=0.1, note="missed turns are no-ops")),
+                          Misspec("truncated", truncate=True, wrong_fatality=0.1, log_ended=True, note="missed turns are no-ops")),
         "realistic": (d("realistic", "truncated at the fatal decision, correlated episode effects, overhead "
                         "latency with speed-accuracy, no paused runs",
                         clocks=("wall",), task_types=tt(fast={"fatality": 0.6, "n_steps": (6, 10), "latency_median": 0.6},
                                                         slow={"latency_median": 3.0})),
-                      Misspec("realistic", truncate=True, wrong_fatality=0.7, episode_ability=0.8,
+                      Misspec("realistic", truncate=True, wrong_fatality=0.7, log_ended=True, episode_ability=0.8,
                               episode_slowness=0.4, episode_rho=-0.5, latency_overhead=0.3, speed_accuracy=0.5,
                               note="several real-benchmark properties at once")),
         "agent_task": (_AGENT_TASK, Misspec(note="one long decision per episode with a per-task time limit")),
