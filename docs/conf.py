@@ -150,7 +150,7 @@ PRIOR_SYMBOLS = {
     "sd_type_lat": r"$v_k$", "sd_model_type_lat": r"$h_{mk}$", "s0": r"$s_0[u]$",
     "sd_item_lat": r"$\mathrm{sd}^{\mathrm{lat}}_k$", "item_cap_per_lat": r"$\gamma_k$", "wrong_lat": r"$\eta_{mk}$",
     "sd_model_sigma": r"$s_m$", "sd_type_sigma": r"$s_k$", "silence_prevalence": r"$\psi_s$", "silence": r"$\pi_m$",
-    "nu": r"$\nu$", "mode_share": r"$\omega_m$", "mode_shift": r"$\delta_m$",
+    "nu": r"$\nu$", "mode_share": r"$\omega_m$", "mode_shift": r"$\delta_m$", "latency_icc": r"$r_k$",
 }
 
 

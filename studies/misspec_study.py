@@ -43,7 +43,9 @@ def run(args) -> None:
                 t = time.time()
                 spec = ModelSpec.from_parts(args.latency_family, item_latency=args.item_latency,
                                             clock_effects=args.clock_effects,
-                                            latency_by_correctness=args.latency_by_correctness)
+                                            latency_by_correctness=args.latency_by_correctness,
+                                            ended="ignore" if args.ignore_ended else "read",
+                                            episode_effects=args.episode_effects)
                 s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {}, spec)
                 s.insert(0, "preset", preset)
                 s.insert(1, "labelled", labelled)
@@ -137,6 +139,10 @@ def main(argv=None):
     r.add_argument("--clock-effects", action="store_true", help="fit clock effects (structure 'clock_effects')")
     r.add_argument("--latency-by-correctness", action="store_true",
                    help="fit a latency shift of wrong decisions (structure 'latency_by_correctness'; labelled fits only)")
+    r.add_argument("--episode-effects", action="store_true",
+                   help="let an episode's decisions share a slowness (ModelSpec(episode_effects=True))")
+    r.add_argument("--ignore-ended", action="store_true",
+                   help="read every log as the whole episode (ModelSpec(ended='ignore'), the earlier model)")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
     r.add_argument("--scores", default="studies/results/misspec_scores.csv")
     r.set_defaults(func=run)

@@ -78,6 +78,10 @@ def test_the_report_names_what_the_logs_shape_shows():
     notes = shape_notes(metrics.episode_structure(cut.episodes, cut.steps), 0.95)
     assert len(notes) == 2
     assert "end at the fatal decision" in notes[0] and "Latencies of one episode are alike" in notes[1]
+    # the realistic preset says how its episodes ended: the model reads them so, and says it
+    assert "survival reading" in notes[0] and "too narrow" in notes[1]
+    with_slowness = shape_notes(metrics.episode_structure(cut.episodes, cut.steps), 0.95, slowness=True)
+    assert "share a slowness" in with_slowness[1] and "too narrow" not in with_slowness[1]
     full = _loaded("timeouts")
     assert shape_notes(metrics.episode_structure(full.episodes, full.steps), 0.95) == []
 

@@ -31,6 +31,24 @@ def _point_draws(model, seed: int) -> xr.Dataset:
                        for v, x in zip(named, fn(point))})
 
 
+def _assert_outcome_terms_add_up(ds, p, d, classes) -> None:
+    """Per task type, Σ over episode classes of the outcome terms with the type graded (drawn fatality) and
+    always fatal (f = 1), mixed by P(always fatal), equals the model's ``success`` + ``capable_labelled``
+    potentials at the point ``ds``; and the always-fatal log-odds the fit keeps is the same pair of sums."""
+    k = classes["k"].to_numpy()
+    raw_f = ds["fatality"].values.reshape(1, -1)
+    per_type = {}
+    for branch, f in (("graded", raw_f), ("fatal", np.ones_like(raw_f))):
+        ll = outcome_log_likelihood(replace(p, fatality=f), d, classes)[0] * classes["n"].to_numpy()
+        per_type[branch] = np.bincount(k, weights=ll, minlength=len(d.task_types))
+    a = float(ds["always_fatal"].values.ravel()[0])
+    mixed = np.logaddexp(np.log(a) + per_type["fatal"], np.log1p(-a) + per_type["graded"]).sum()
+    potentials = float(ds["success"].values.ravel()[0] + ds["capable_labelled"].values.ravel()[0])
+    np.testing.assert_allclose(mixed, potentials, rtol=1e-9)
+    np.testing.assert_allclose(ds["always_fatal_log_odds"].values.ravel(),
+                               np.log(a) - np.log1p(-a) + per_type["fatal"] - per_type["graded"], rtol=1e-9)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("labelled", [True, False])
 def test_outcome_terms_add_up_to_the_models_potentials(labelled):
@@ -44,23 +62,11 @@ def test_outcome_terms_add_up_to_the_models_potentials(labelled):
     classes, of = episode_classes(d)
     assert classes["n"].sum() == len(d.episodes) and np.array_equal(np.bincount(of), classes["n"])
     assert bool(classes["labelled"].all()) == labelled and (classes["M"] > 0).any()
-    k = classes["k"].to_numpy()
     for seed in (1, 2, 3):
         ds = _point_draws(model, seed)
         p = param_draws(ds, d, seed=seed)
         assert p.timed_cap is not None and np.abs(p.timed_cap).max() > 0.05
-        raw_f = ds["fatality"].values.reshape(1, -1)
-        per_type = {}
-        for branch, f in (("graded", raw_f), ("fatal", np.ones_like(raw_f))):
-            ll = outcome_log_likelihood(replace(p, fatality=f), d, classes)[0] * classes["n"].to_numpy()
-            per_type[branch] = np.bincount(k, weights=ll, minlength=len(d.task_types))
-        a = float(ds["always_fatal"].values.ravel()[0])
-        mixed = np.logaddexp(np.log(a) + per_type["fatal"], np.log1p(-a) + per_type["graded"]).sum()
-        potentials = float(ds["success"].values.ravel()[0] + ds["capable_labelled"].values.ravel()[0])
-        np.testing.assert_allclose(mixed, potentials, rtol=1e-9)
-        # the always-fatal log-odds the fit keeps is the same pair of branch sums
-        np.testing.assert_allclose(ds["always_fatal_log_odds"].values.ravel(),
-                                   np.log(a) - np.log1p(-a) + per_type["fatal"] - per_type["graded"], rtol=1e-9)
+        _assert_outcome_terms_add_up(ds, p, d, classes)
 
 
 def test_survival_terms_add_up_to_the_models_potentials():
@@ -76,19 +82,10 @@ def test_survival_terms_add_up_to_the_models_potentials():
     model = build_model(d)
     classes, _ = episode_classes(d)
     assert classes["n"].sum() == len(d.episodes) and not classes["labelled"].any()
-    k = classes["k"].to_numpy()
     for seed in (1, 2):
         ds = _point_draws(model, seed)
         p = param_draws(ds, d, seed=seed)
-        raw_f = ds["fatality"].values.reshape(1, -1)
-        per_type = {}
-        for branch, f in (("graded", raw_f), ("fatal", np.ones_like(raw_f))):
-            ll = outcome_log_likelihood(replace(p, fatality=f), d, classes)[0] * classes["n"].to_numpy()
-            per_type[branch] = np.bincount(k, weights=ll, minlength=len(d.task_types))
-        a = float(ds["always_fatal"].values.ravel()[0])
-        mixed = np.logaddexp(np.log(a) + per_type["fatal"], np.log1p(-a) + per_type["graded"]).sum()
-        potentials = float(ds["success"].values.ravel()[0] + ds["capable_labelled"].values.ravel()[0])
-        np.testing.assert_allclose(mixed, potentials, rtol=1e-9)
+        _assert_outcome_terms_add_up(ds, p, d, classes)
 
 
 @pytest.mark.slow
@@ -301,7 +298,7 @@ def test_loo_chooses_the_structure_that_generated_the_data(tmp_path, preset, gen
         gap = chosen.loc["base", "elpd_diff"] - chosen.loc[generated, "elpd_diff"]
         assert gap > max(MIN_ELPD_DIFF, SE_MULTIPLIER * chosen.loc["base", "se_diff"]), table
     info = json.loads((out / "diagnostics.json").read_text())
-    assert info["spec"] == {"latency_family": "normal", "structure": generated, "ended": "read"}
+    assert info["spec"] == {"latency_family": "normal", "structure": generated, "ended": "read", "episode_effects": False}
     back = FitResult.from_dir(out, sim.load())
     pd.testing.assert_frame_equal(back.structure_loo(), table)
     assert f"The model structure ({generated}) was chosen by PSIS-LOO" in loo_text(back)

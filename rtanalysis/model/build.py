@@ -22,7 +22,7 @@ MAIN_PARAMS = ("a0", "sd_model_cap", "sd_type_cap", "sd_model_type_cap", "sd_ite
                "sd_model_lat", "sd_type_lat", "sd_model_type_lat", "s0", "sd_model_sigma", "sd_type_sigma", "silence",
                "silence_prevalence", "length_cap", "always_fatal", "item_cap_per_lat", "timed_cap",
                "model_cap", "type_cap", "model_type_cap", "model_lat", "type_lat", "model_type_lat", "model_sigma",
-               "type_sigma", "nu", "slow_mode_share", "mode_gap", "wrong_lat")
+               "type_sigma", "nu", "slow_mode_share", "mode_gap", "wrong_lat", "latency_icc")
 
 
 def _prior(name: str, dims=None, initval=None, **fill):
@@ -169,12 +169,14 @@ def _dim(name: str):
     return pm.modelcontext(None).dim_lengths[name]
 
 
-def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> pm.Model:
+def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool = False,
+                episode_latency: bool = False) -> pm.Model:
     """The PyMC model for ``d``; ``latency_family`` names a :mod:`.families` entry: ``normal``
     (sufficient statistics), ``t`` or ``mixture`` (on each cell's log-latency order statistics).
     ``item_latency``: each item (task) also gets a time intensity on log-latency (``_item_time_intensity``),
     normal family only. Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its
-    tables carry them."""
+    tables carry them. ``episode_latency``: an episode's decisions share a slowness (:func:`_latency_likelihood`),
+    where :func:`has_episode_latency` allows it."""
     fam = family(latency_family)
     # the parts the data were aggregated for, with item_latency: refused here as anywhere if incompatible
     ModelSpec.from_parts(latency_family, item_latency=item_latency, clock_effects=d.clock_effects,
@@ -189,7 +191,8 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
         L, mu, log_sigma, cell_m = latency_cells(d)
         shape = latency_shape(fam, d)
-        _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m)
+        _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m,
+                            episode_latency and has_episode_latency(d, latency_family, item_latency))
         item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
         wrong = _wrong_shift(d, L, mu, log_sigma) if d.latency_by_correctness else None
         _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0], wrong)
@@ -199,14 +202,40 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
     return model
 
 
-def _latency_likelihood(d: ModelData, L, mu, log_sigma, fam: LatencyFamily, shape: dict, cell_m) -> None:
+def has_episode_latency(d: ModelData, latency_family: str = "normal", item_latency: bool = False) -> bool:
+    """The episode slowness can be in the model: the normal family, no item time intensities and no latency by
+    correctness (their terms treat decisions as independent), and the per-episode table built."""
+    return (latency_family == "normal" and not item_latency and not d.latency_by_correctness
+            and d.latency_episodes is not None and bool(len(d.latency_episodes)))
+
+
+def _latency_likelihood(d: ModelData, L, mu, log_sigma, fam: LatencyFamily, shape: dict, cell_m,
+                        episode_latency: bool = False) -> None:
     """Acted decisions' log-latencies: Normal sufficient statistics, or another family on each cell's
-    order statistics (:func:`binned_latency`)."""
+    order statistics (:func:`binned_latency`). ``episode_latency``: the normal family with an episode
+    intercept s_e ~ N(0, r_k σ²) and within-episode SD σ√(1 − r_k) (σ the cell's total SD, r_k =
+    ``latency_icc`` per task type), exact on :func:`.data.episode_latency_table`: an episode of n decisions
+    with mean x̄ and within sum of squares W adds −(n−1)/2 log σ_w² − ½ log V − W/(2σ_w²) −
+    n(x̄ − μ)²/(2V) − n/2 log 2π, V = σ_w² + n r σ² (r = 0: the independent decisions' term)."""
     # a cell whose latencies are (nearly) constant, e.g. the tick length logged for every decision,
     # has no spread to learn from (it would drive σ to 0): it stays out; its P(miss) comes from the
     # logged misses (:class:`.derived.Deriver`)
     keep = informative_cells(L)
-    if fam.name == "normal":
+    if fam.name == "normal" and episode_latency:
+        icc = _prior("latency_icc", dims="task_type")
+        E = d.latency_episodes
+        cell = _data("lep_cell", E["cell"], "int64")
+        k = pm.modelcontext(None)["lat_k"][cell]
+        w_keep = keep[E["cell"].to_numpy()]
+        n, c, sr, sr2, w = (_data(f"lep_{col}", E[col].to_numpy(float) * (w_keep if col != "n" else 1.0), "float64")
+                            for col in ("n", "c", "sr", "sr2", "w"))
+        var = pt.exp(2 * log_sigma[cell])
+        var_w = var * (1 - icc[k])
+        v = var_w + n * var * icc[k]
+        pm.Potential("latency_obs", pt.sum(-c * n * 0.5 * LOG_2PI - c * (n - 1) * 0.5 * pt.log(var_w)
+                                           - 0.5 * c * pt.log(v) - w / (2 * var_w)
+                                           - n * (sr2 - 2 * mu[cell] * sr + c * mu[cell] ** 2) / (2 * v)))
+    elif fam.name == "normal":
         n, s1, s2 = (_data(f"lat_{c}", L[c].to_numpy(float) * keep, "float64") for c in ("n", "s1", "s2"))
         pm.Potential("latency_obs", pt.sum(-n * (log_sigma + 0.5 * LOG_2PI)
                                            - (s2 - 2 * mu * s1 + n * mu**2) / (2 * pt.exp(log_sigma) ** 2)))

@@ -151,7 +151,8 @@ def family_flags(checks: pd.DataFrame, row_rate: float = ROW_RATE, alpha: float 
     return out[cols]
 
 
-def prior_params(d, latency_family: str, draws: int, seed: int, item_latency: bool = False) -> ParamDraws:
+def prior_params(d, latency_family: str, draws: int, seed: int, item_latency: bool = False,
+                 episode_latency: bool = False) -> ParamDraws:
     """Draws of the model's parameters from its prior."""
     import warnings
 
@@ -159,7 +160,7 @@ def prior_params(d, latency_family: str, draws: int, seed: int, item_latency: bo
 
     from .build import build_model
 
-    model = build_model(d, latency_family, item_latency=item_latency)
+    model = build_model(d, latency_family, item_latency=item_latency, episode_latency=episode_latency)
     with warnings.catch_warnings():  # the likelihood is all potentials: no data enters the prior
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         idata = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)

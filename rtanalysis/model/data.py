@@ -81,6 +81,8 @@ class ModelData:
     #: ``episode_windows`` over natural lengths (:func:`natural_lengths`; ``episodes["x_nat"]`` the lengths):
     #: what the derived quantities average over; None: the logged ones
     natural_windows: pd.DataFrame | None = None
+    #: the episodes' log-latencies by (latency row, decisions): :func:`episode_latency_table`; None: not built
+    latency_episodes: pd.DataFrame | None = None
 
     @property
     def survival(self) -> bool:
@@ -372,6 +374,33 @@ def _assign_donors(need: np.ndarray, pool: np.ndarray, n_dec: np.ndarray, ended:
         cum = np.cumsum(weight[ok])
         at = np.searchsorted(cum, (j + 0.5) / len(need) * cum[-1])
         donor[r] = pool[ok][min(at, int(ok.sum()) - 1)]
+
+
+def episode_latency_table(n: np.ndarray, mean: np.ndarray, within: np.ndarray, cell: np.ndarray) -> pd.DataFrame:
+    """The episodes' log-latencies by (latency row ``cell``, acted decisions ``n``): ``c`` episodes, ``sr`` =
+    Σ of their mean log-latency, ``sr2`` = Σ of its square, ``w`` = Σ of their within-episode sums of
+    squares. Exact sufficient statistics of the normal latency with an episode intercept (``build``'s
+    episode slowness), from per-episode arrays (episodes with ``n`` ≥ 1 only)."""
+    keep = n > 0
+    f = pd.DataFrame({"cell": cell[keep].astype(np.int64), "n": n[keep].astype(np.int64), "r": mean[keep],
+                      "r2": mean[keep] ** 2, "w": within[keep]})
+    out = f.groupby(["cell", "n"], as_index=False, sort=True).agg(c=("r", "size"), sr=("r", "sum"), sr2=("r2", "sum"),
+                                                                   w=("w", "sum"))
+    return out.astype({"c": np.int64})
+
+
+def _episode_latencies(S: dict, obs: pd.DataFrame, e: pd.DataFrame, cell_index: dict, sel: np.ndarray) -> pd.DataFrame:
+    """:func:`episode_latency_table` of the decisions of ``obs`` (``sel``: which of ``S``'s decisions they are)."""
+    ep = S["ep"][sel]
+    x = obs["x"].to_numpy(float)
+    n_ep = len(e)
+    n = np.bincount(ep, minlength=n_ep)
+    mean = np.bincount(ep, weights=x, minlength=n_ep) / np.maximum(n, 1)
+    within = np.bincount(ep, weights=(x - mean[ep]) ** 2, minlength=n_ep)
+    has = n > 0
+    cell = np.zeros(n_ep, dtype=np.int64)
+    cell[has] = cell_rows(cell_index, e.loc[has, ["m", "k", "u"]])
+    return episode_latency_table(n, mean, within, cell)
 
 
 def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFrame:
@@ -728,6 +757,8 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     if labels is not None:
         sel = S["acted"] & (S["timed"] if clock_effects else True)  # the decisions of ``obs``, in order
         latency = correctness_sums(latency, obs, labels[0][sel], labels[1][sel], cell_index)
+    acted_sel = S["acted"] & (S["timed"] if clock_effects else True)  # the decisions of ``obs``, in order
+    latency_episodes = _episode_latencies(S, obs, e, cell_index, acted_sel)
     log_ref = _log_ref(S, obs, cens_sel, lv["units"])
     # order statistics of log-latency (observed decisions only; censored ones stay separate, exact): per
     # cell, at indices fixed by its size, so every family is judged on the same statistics, tails included
@@ -742,4 +773,4 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
                      log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
                      latency_item_table(obs, cell_index), clock_effects, edge_weight, latency_by_correctness,
-                     truncated, natural_windows)
+                     truncated, natural_windows, latency_episodes)

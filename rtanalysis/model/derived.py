@@ -43,6 +43,8 @@ class ParamDraws:
     #: (S, model, task_type) log-latency of content-wrong decisions minus correct ones (``latency_by_correctness``):
     #: ``mu`` is then the correct decisions' mean
     wrong_lat: np.ndarray | None = None
+    #: (S, task_type) share of log-latency variance between episodes (episode slowness); None: decisions independent
+    latency_icc: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -54,7 +56,8 @@ class ParamDraws:
 
     def take(self, idx) -> "ParamDraws":
         """The draws ``idx`` only."""
-        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat", "timed_cap", "wrong_lat")
+        arrays = ("mu", "sigma", "eta", "item", "fatality", "silence", "length", "item_lat", "timed_cap", "wrong_lat",
+                  "latency_icc")
         return replace(self, **{a: None if getattr(self, a) is None else getattr(self, a)[idx] for a in arrays},
                        shape={k: v[idx] for k, v in self.shape.items()})
 
@@ -165,7 +168,7 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
                     else expit(g("always_fatal_log_odds")))
         fatality = np.where(rng.random(fatality.shape) < p_always, 1.0, fatality)
     return ParamDraws(mu, sigma, eta, item, fatality, pi, g("length_cap"), item_lat, fam.name, shape, g("timed_cap"),
-                      wrong_lat)
+                      wrong_lat, g("latency_icc"))
 
 
 def _fitted_family(ds) -> LatencyFamily:
@@ -461,16 +464,17 @@ class Deriver:
         return (1 - q) * values[0] + q * values[1]
 
     def _timing_split(self, p: ParamDraws, r, u: int, item: int, bounds, lat_m: int, log_lam: float,
-                      shift=0.0):
+                      shift=0.0, sd_scale=1.0):
         """(P(early), P(late), P(silent)), (S, W) each, for row ``r``'s windows (``bounds`` = their
         (open, close) arrays) of unit ``u`` and ``item`` (its time intensity, the same under a latency swap):
         early (1 − π)·P(L < open), late (1 − π)·P(close < L ≤ g), silent π + (1 − π)·P(L > g).
         Silent is what the logs show, no action: the no-answer mode (π) or a latency beyond the
         cell's censor point g (:func:`censor_points`; the harness's, so it stays put under λ or a
-        latency swap). ``shift``: (S,) added to log-latency (wrong decisions, latency by correctness)."""
+        latency swap). ``shift``: (S,) added to log-latency (wrong decisions, latency by correctness; an episode's
+        slowness); ``sd_scale``: (S,) or 1, multiplies σ (the within-episode SD under episode slowness)."""
         w_open, close = bounds
         mu = p.mu[:, u, lat_m, r.k] + p.item_shift(item) + log_lam + shift
-        sigma = p.sigma[:, u, lat_m, r.k]
+        sigma = p.sigma[:, u, lat_m, r.k] * sd_scale
         dist = p.dist_at(lat_m)
         pe, pl = _miss_probs(dist, mu, sigma, w_open, close)
         pi = p.silence[:, lat_m][:, None] if p.silence is not None else np.zeros((p.n, 1))
@@ -478,6 +482,22 @@ class Deriver:
         beyond = np.zeros_like(pl) if g is None else _beyond(dist, mu, sigma, np.maximum(np.log(close), g))
         beyond = np.minimum(beyond, pl)
         return (1 - pi) * pe, (1 - pi) * (pl - beyond), pi + (1 - pi) * beyond
+
+    def _keep_over_slowness(self, p: ParamDraws, r, u: int, item: int, bounds, lat_m: int, log_lam: float,
+                            pattern: np.ndarray) -> np.ndarray:
+        """(S, B) P(no fatal miss) of timing classes ``pattern`` (B × W decisions per window) when an
+        episode's decisions share a slowness s ~ N(0, r_k σ²) and scatter around it with SD σ√(1 − r_k):
+        the product over the episode's windows given s, averaged over s by Gauss–Hermite quadrature
+        (:data:`SLOWNESS_NODES` nodes). The decision-level shares need no quadrature: each decision's
+        latency is N(μ, σ²) whatever s."""
+        icc = np.clip(p.latency_icc[:, r.k], 0.0, 1.0)
+        sigma = p.sigma[:, u, lat_m, r.k]
+        between, within = np.sqrt(icc) * sigma, np.sqrt(1.0 - icc)
+        out = 0.0
+        for z, w in zip(*SLOWNESS_GH):
+            pe, pl, silent = self._timing_split(p, r, u, item, bounds, lat_m, log_lam, between * z, within)
+            out = out + w * _keep(p.fatality[:, r.k], pe + pl + silent, pattern)
+        return out
 
     def compute(self, p: ParamDraws, lam: float = 1.0, swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
         """Draws (rows × S) of every quantity; ``swap`` maps a row's model index to the model whose
@@ -509,11 +529,11 @@ class Deriver:
                         pe, pl, silent_w = self._timing_split(p, r, u, item, (w_open, w_close), lat_m, log_lam)
                     # P(miss) of a capable episode's decisions: the correct ones' latency (the same for all
                     # without latency by correctness); the decision-level shares below mix in the wrong ones
-                    q = np.clip(pe + pl + silent_w, 0.0, 1.0)
-                    # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an
-                    # episode group does not have; e^-37 per miss is zero for every purpose
-                    log_keep = np.log1p(-np.minimum(p.fatality[:, r.k][:, None] * q, 1 - 1e-16))  # (S, W)
-                    keep[:, sel] = np.exp(log_keep @ pattern.T)
+                    if p.latency_icc is not None and (lat_m, r.k, u) not in self.uninformative:
+                        keep[:, sel] = self._keep_over_slowness(p, r, u, item, (w_open, w_close), lat_m, log_lam,
+                                                                pattern)
+                    else:
+                        keep[:, sel] = _keep(p.fatality[:, r.k], pe + pl + silent_w, pattern)
                     dec = pattern.T @ s.class_weight[sel]  # expected decisions per window (per row episode)
                     shifts = self._wrong_shifts(p, r.m, r.k, lat_m, u)
                     if len(shifts) > 1 and (lat_m, r.k, u) not in self.uninformative:
@@ -538,6 +558,22 @@ class Deriver:
             for q, v in zip(QUANTITIES, (p_s, p_cap, p_t, share, on, early, late, silent)):
                 out[q][j] = v
         return out
+
+
+#: Gauss–Hermite nodes over an episode's slowness (:meth:`Deriver._keep_over_slowness`)
+SLOWNESS_NODES = 12
+#: the nodes and weights for a standard normal (probabilists' Hermite, weights summing to 1)
+SLOWNESS_GH = (lambda x, w: (x, w / w.sum()))(*np.polynomial.hermite_e.hermegauss(SLOWNESS_NODES))
+
+
+def _keep(fatality: np.ndarray, q: np.ndarray, pattern: np.ndarray) -> np.ndarray:
+    """(S, B) P(no fatal miss) of timing classes ``pattern`` (B × W) given each window's P(miss) ``q``
+    (S, W) and the fatality (S,)."""
+    q = np.clip(q, 0.0, 1.0)
+    # f q = 1 (an always-fatal type, a sure miss) would give 0 · log 0 for windows an episode group does
+    # not have; e^-37 per miss is zero for every purpose
+    log_keep = np.log1p(-np.minimum(fatality[:, None] * q, 1 - 1e-16))  # (S, W)
+    return np.exp(log_keep @ pattern.T)
 
 
 def summarise(rows: pd.DataFrame, draws: dict[str, np.ndarray], quantities, ci_prob: float) -> pd.DataFrame:

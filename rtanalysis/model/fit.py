@@ -114,7 +114,7 @@ def fit_for_benchmarks(data, spec: ModelSpec | str | None = None, *, sampler: st
         spec = replace(spec, structure=structure_name(spec.parts - {"item_latency"}))
         notes.append("item_latency was asked for, but no item has informative latencies (task ids and "
                      "latencies that vary): fitted without item time intensities")
-    model = build_model(d, spec.latency_family, item_latency=spec.item_latency)
+    model = build_model(d, spec.latency_family, item_latency=spec.item_latency, episode_latency=spec.episode_latency)
     if progress:
         print(f"setting up the model ({spec.latency_family} latency; compiled once per machine, cached afterwards)...",
               file=sys.stderr)

@@ -53,6 +53,9 @@ PRIORS: dict[str, tuple[str, dict, str]] = {
                   "per model × task type, log-latency of content-wrong decisions minus correct ones "
                   "(structure part ``latency_by_correctness``, labelled data): thinking longer helps (> 0 when wrong "
                   "answers are slower, < 0 when they are faster); e ≈ 2.7× either way"),
+    "latency_icc": ("Beta", {"alpha": 1.0, "beta": 3.0},
+                    "per task type, the share of a cell's log-latency variance that lies between episodes (episode "
+                    "slowness: a hard state slows every decision of the episode); mean 0.25, 0 = decisions independent"),
     "sd_model_sigma": ("Fixed", {"value": 0.5}, "models' log-SD effects, zero-sum, Normal(0, 0.5)"),
     "sd_type_sigma": ("Fixed", {"value": 0.5}, "task types' log-SD effects, zero-sum, Normal(0, 0.5)"),
     # silence: a hurdle. With probability `silence_prevalence` a model has a "no answer" mode with

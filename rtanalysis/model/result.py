@@ -236,7 +236,8 @@ class FitResult:
 
         seed = self.seed if seed is None else seed
         return predictive_check(self, prior_params(self.data, self.spec.latency_family, draws, seed,
-                                                             self.spec.item_latency), seed, "prior")
+                                                             self.spec.item_latency, self.spec.episode_latency),
+                                seed, "prior")
 
     def frequentist(self) -> pd.DataFrame:
         """statsmodels cross-check beside the posterior, with a ``disagree`` flag."""

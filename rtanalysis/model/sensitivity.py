@@ -156,7 +156,8 @@ def prior_sensitivity(res, quantities=SENSITIVITY_QUANTITIES, threshold: float =
     (paused rows have p_timely = 1 and share_timing = 0 by definition: nothing to perturb)."""
     from .build import build_model
 
-    model = build_model(res.data, res.spec.latency_family, item_latency=res.spec.item_latency)
+    model = build_model(res.data, res.spec.latency_family, item_latency=res.spec.item_latency,
+                        episode_latency=res.spec.episode_latency)
     log_prior, log_lik = log_prior_likelihood(model, res.idata["posterior"], sampler_logp(res))
     rows = res._deriver.rows
     timed = (rows["clock"] != "paused").to_numpy()

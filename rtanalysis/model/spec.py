@@ -91,6 +91,14 @@ class ModelSpec:
         ``read`` (default): episodes whose ``ended`` field says their failure ended them are read as ending at
         their last logged decision (the survival reading; logs without the field are read as whole episodes
         either way); ``ignore``: every log is read as the whole episode (the earlier model, for comparison).
+    episode_effects
+        ``True``: an episode's decisions share a slowness, a random intercept on log-latency whose
+        share of the variance (``latency_icc``) is estimated per task type, so misses cluster within episodes
+        as they do when a hard state slows the agent for many decisions in a row; normal latency family
+        without item time intensities or latency by correctness only (elsewhere decisions stay independent:
+        :attr:`episode_latency`). ``False`` (default): decisions independent given their cell. Not yet the default:
+        on the bundled LLM Colosseum season its posterior has two modes (the silence hurdle's two readings of the
+        timeouts), and the fit fails the gate.
 
     A spec is validated when made: an unknown name or a part that needs the normal latency family
     with another one raises :class:`~rtanalysis.errors.UsageError` (a ``ValueError``).
@@ -100,6 +108,7 @@ class ModelSpec:
     latency_family: str = "normal"
     structure: str = "base"
     ended: str = "read"
+    episode_effects: bool = False
 
     def __post_init__(self):
         if self.ended not in ENDED_READINGS:
@@ -120,7 +129,7 @@ class ModelSpec:
 
     @classmethod
     def from_parts(cls, latency_family: str = "normal", structure: str | None = None, ended: str = "read",
-                   **parts: bool) -> "ModelSpec":
+                   episode_effects: bool = False, **parts: bool) -> "ModelSpec":
         """A spec from the parts as flags (``item_latency=True``, ...) or a structure name, not both."""
         unknown = sorted(set(parts) - set(PARTS))
         if unknown:
@@ -128,7 +137,8 @@ class ModelSpec:
         chosen = [p for p, on in parts.items() if on]
         if structure is not None and chosen:
             raise UsageError(f"give a structure or its parts ({', '.join(PARTS)}), not both")
-        return cls(latency_family, structure if structure is not None else structure_name(chosen), ended)
+        return cls(latency_family, structure if structure is not None else structure_name(chosen), ended,
+                   episode_effects)
 
     @classmethod
     def coerce(cls, spec) -> "ModelSpec":
@@ -152,6 +162,13 @@ class ModelSpec:
         return self.ended == "read"
 
     @property
+    def episode_latency(self) -> bool:
+        """The episode slowness is in the model: asked for (``episode_effects``), the normal latency family and
+        neither item time intensities nor latency by correctness (their terms treat decisions as independent)."""
+        return (self.episode_effects and self.latency_family == "normal" and not self.item_latency
+                and not self.latency_by_correctness)
+
+    @property
     def item_latency(self) -> bool:
         return "item_latency" in self.parts
 
@@ -165,10 +182,12 @@ class ModelSpec:
 
     def to_dict(self) -> dict:
         """The spec as JSON-ready fields (``diagnostics.json``)."""
-        return {"latency_family": self.latency_family, "structure": self.structure, "ended": self.ended}
+        return {"latency_family": self.latency_family, "structure": self.structure, "ended": self.ended,
+                "episode_effects": self.episode_effects}
 
     @classmethod
     def from_dict(cls, info: dict) -> "ModelSpec":
         """The spec :meth:`to_dict` wrote."""
         # a fit saved before the survival reading read every log as the whole episode
-        return cls(info["latency_family"], info["structure"], info.get("ended", "ignore"))
+        return cls(info["latency_family"], info["structure"], info.get("ended", "ignore"),
+                   bool(info.get("episode_effects", False)))

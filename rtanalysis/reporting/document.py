@@ -213,7 +213,8 @@ def headline_blocks(ep: pd.DataFrame, frames: dict, fit, ci_prob: float, warn,
     blocks.append({"kind": "p", "text": source})
     blocks.append({"kind": "list", "items": [content.headline_sentence(r, clock, posterior)
                                              for r in head.to_dict("records")]})
-    shape = shape_notes(structure, ci_prob) if posterior else []
+    slowness = fit is not None and getattr(fit, "idata", None) is not None and "latency_icc" in fit.idata["posterior"]
+    shape = shape_notes(structure, ci_prob, slowness) if posterior else []
     if posterior and head["ppc_misses"].notna().any():
         causes = ("In these logs: " + " ".join(shape)) if shape else MISS_CAUSES
         blocks.append({"kind": "p", "text": f"{MISS_ADVICE} {causes} {MISS_NEXT}"})
@@ -279,7 +280,7 @@ NOT_ALLOWED = "The model's intervals do not allow for this; read them as too nar
 ICC_NOTABLE = 0.1
 
 
-def shape_notes(structure: pd.DataFrame | None, ci_prob: float) -> list[str]:
+def shape_notes(structure: pd.DataFrame | None, ci_prob: float, slowness: bool = False) -> list[str]:
     """Sentences on what the logs' shape shows and the model does not expect (empty when nothing does):
     failed episodes logged shorter than successful ones (the log ends at the fatal decision), and
     latencies alike within episodes; from the rows (model × task type × clock) whose interval excludes
@@ -300,7 +301,10 @@ def shape_notes(structure: pd.DataFrame | None, ci_prob: float) -> list[str]:
             + (f", and {told} episodes say so in their `ended` field: the model reads those as ended there (each "
                "survived the decisions before its last and ended at the last: the survival reading) and gives "
                "P(capable) and P(success) over the lengths the episodes would have played, taken from episodes of "
-               "the same task that reached their end." if told else
+               "the same task that reached their end. Where an episode's end depends on other agents (an arena, "
+               "where the last one standing wins), the length a failed episode would have played is not "
+               "identified and P(success) over natural lengths can exceed the logs' rate; `--ignore-ended` "
+               "reads each log as the whole episode." if told else
                ", and a model that takes each episode's length as given reads those failures as short, easy "
                "episodes, so its success and P(timely) there come out too high. The logs do not say how their "
                "episodes ended: write the episode field `ended` (`failure` where the failure ended the episode, "
@@ -311,9 +315,13 @@ def shape_notes(structure: pd.DataFrame | None, ci_prob: float) -> list[str]:
         out.append(
             f"Latencies of one episode are alike in {len(alike)} of {len(structure)} rows (intraclass correlation "
             f"up to {r['latency_icc']:.2f} [{r['latency_icc_lo']:.2f}, {r['latency_icc_hi']:.2f}] in {_row_name(r)}): "
-            "a hard state or a hard item slows the agent for many decisions in a row, and the model treats its "
-            "decisions as independent, so its intervals on P(timely) are too narrow there (`--structure auto` "
-            "fits item time intensities, which covers hard items, not hard states). " + NOT_ALLOWED)
+            "a hard state or a hard item slows the agent for many decisions in a row"
+            + (": the model lets an episode's decisions share a slowness (Methods), so its P(timely) has the "
+               "misses cluster as the logs do." if slowness else
+               ", and this fit treats its decisions as independent, so its intervals on P(timely) are too narrow "
+               "there: refit with `--episode-effects` (`ModelSpec(episode_effects=True)`: an episode's decisions "
+               "share a slowness; normal latency family, without item time intensities or latency by "
+               "correctness). " + NOT_ALLOWED))
     return out
 
 
@@ -369,7 +377,7 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
         "latencies, repeated (a harness that logs the tick length) or with latencies piled up at the window close (a harness "
         "that cuts thinking off at the deadline and acts) are left out of the latency likelihood; their P(miss) "
         "comes from the logged misses and fallbacks, and the decomposition flags them "
-        "(`latency_informative` = false)." + survival_text(fit) + loo_text(fit)
+        "(`latency_informative` = false)." + survival_text(fit) + slowness_text(fit, ci_prob) + loo_text(fit)
         + f" **Decision rule.** A model is named the highest of a task type and clock only where the posterior "
           f"probability that it is exceeds {HIGHEST_PROBABILITY:g} (`FitResult.highest_probability()`); pairwise "
           "comparisons report P(a > b) with the interval of the difference.")},
@@ -389,6 +397,22 @@ def survival_text(fit) -> str:
     return (f" {n} episodes say their failure ended them (`ended` = failure): each is read as having survived the "
             "decisions before its last and ended at the last (the survival reading), and P(capable), P(success) "
             "and the counterfactuals are over the lengths the episodes would have played.")
+
+
+def slowness_text(fit, ci_prob: float) -> str:
+    """The episode slowness the fit estimated (its intraclass correlation of log-latency per task type), or
+    that decisions were taken as independent."""
+    post = fit.idata["posterior"] if getattr(fit, "idata", None) is not None else None
+    if post is None or "latency_icc" not in post:
+        return ""
+    icc = post["latency_icc"]
+    a = (1 - ci_prob) / 2
+    lo, hi = icc.quantile([a, 1 - a], dim=("chain", "draw")).values
+    mean = icc.mean(("chain", "draw")).values
+    per = "; ".join(f"{k} {m:.2f} [{x:.2f}, {y:.2f}]" for k, m, x, y in
+                    zip(icc.coords["task_type"].values, mean, lo, hi))
+    return (" The decisions of an episode share a slowness (a random intercept on log-latency, so misses "
+            f"cluster within episodes; P(timely) integrates it out): its share of the log-latency variance is {per}.")
 
 
 def _accept_text(d: dict) -> str:

@@ -169,7 +169,7 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
                               natural_lengths)
 
     type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
-    latency, censored, exposure, latency_item = _latency_tables(con, len(levels["units"]))
+    latency, censored, exposure, latency_item, latency_episodes = _latency_tables(con, len(levels["units"]))
     log_ref = _log_ref(con, levels["units"])
     edges, binned, edge_weight = _bins(con, latency, log_ref)
     windows, episode_windows = _windows(con)
@@ -186,7 +186,8 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
     return ModelData(levels["models"], levels["task_types"], levels["units"], levels["items"], latency, censored,
                      exposure, binned, edges, unlabelled, cap_labelled, timing_labelled, not_capable, e, windows,
                      episode_windows, log_ref, _item_types(e, len(levels["items"])), type_log_g, type_offset,
-                     timed_misses, latency_item, False, edge_weight, False, truncated, natural_windows)
+                     timed_misses, latency_item, False, edge_weight, False, truncated, natural_windows,
+                     latency_episodes)
 
 
 def _length_covariate(n_decisions, k, n_types):
@@ -203,7 +204,7 @@ def _latency_tables(con, n_units: int):
     con.execute("""CREATE TEMP TABLE floors AS
         SELECT u, coalesce(min(lat) FILTER (acted AND lat > 0) / 2, 1e-3) AS floor FROM s GROUP BY u""")
     con.execute("""CREATE TEMP TABLE obs AS
-        SELECT s.m, s.k, s.u, s.i, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
+        SELECT s.ep, s.m, s.k, s.u, s.i, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
     latency = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, count(*)::BIGINT n, fsum(x) s1, fsum(x * x) s2
         FROM obs GROUP BY m, k, u""").df()
     cens = con.sql("""WITH cmax AS (SELECT m, k, u, max(lat) FILTER (acted AND timed) AS cmax FROM s GROUP BY m, k, u)
@@ -227,7 +228,20 @@ def _latency_tables(con, n_units: int):
     censored["cell"] = cell_rows(cell_index, censored)
     per_item = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, i::BIGINT i, count(*)::BIGINT n, fsum(x) s1
         FROM obs WHERE i >= 0 GROUP BY m, k, u, i""").df()
-    return latency, censored, exposure, latency_item_table(per_item, cell_index)
+    return latency, censored, exposure, latency_item_table(per_item, cell_index), _episode_latencies(con, cell_index)
+
+
+def _episode_latencies(con, cell_index: dict) -> pd.DataFrame:
+    """:func:`~rtanalysis.model.data.episode_latency_table` from DuckDB's per-episode sums (two passes:
+    the within-episode sum of squares around the episode's own mean)."""
+    from ..model.data import cell_rows, episode_latency_table
+
+    per = con.sql("""WITH a AS (SELECT ep, avg(x) AS mu FROM obs GROUP BY ep)
+        SELECT obs.m::BIGINT m, obs.k::BIGINT k, obs.u::BIGINT u, count(*)::BIGINT n, fsum(obs.x) / count(*) AS mean,
+               fsum((obs.x - a.mu) * (obs.x - a.mu)) AS w
+        FROM obs JOIN a USING (ep) GROUP BY obs.ep, obs.m, obs.k, obs.u""").df()
+    return episode_latency_table(per["n"].to_numpy(), per["mean"].to_numpy(float), per["w"].to_numpy(float),
+                                 cell_rows(cell_index, per))
 
 
 def _add_distinct(con, latency: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,8 @@ silent with probability π_m (the silence mode) or when its latency passes the w
 censor point the likelihood uses, so no action lands after the close); a miss is a silence or an
 action before the window opens; the episode succeeds with probability ``P(capable) · (1 − f_k)^M``.
 With clock effects (``clock_effects=True``) P(capable) moves by κ_m under a timed clock; with item
-time intensities (``item_latency=True``) log-latency moves by the item's τ_i. Both hurdle indicators
+time intensities (``item_latency=True``) log-latency moves by the item's τ_i; with episode slowness (the normal
+family's default) each episode's log-latencies share a shift of SD √r_k σ and scatter with SD √(1 − r_k) σ. Both hurdle indicators
 come from their prior prevalences (:func:`.derived.param_draws` with ``prior=True``).
 
 Why not ``simuk``: its SBC draws data with ``pm.sample_posterior_predictive`` of observed
@@ -34,7 +35,7 @@ SBC_PARAMS = ("a0", "c0", "s0", "length_cap", "sd_item_cap", "fatality", "always
               "model_cap", "type_cap", "model_lat", "type_lat",
               # present only in some structures: clock effects, the t family, the mixture's label-free
               # summaries, item time intensities (their SD and the difficulty-per-intensity slope β_k)
-              "timed_cap", "nu", "slow_mode_share", "mode_gap", "sd_item_lat", "item_cap_per_lat")
+              "timed_cap", "nu", "slow_mode_share", "mode_gap", "sd_item_lat", "item_cap_per_lat", "latency_icc")
 #: derived quantities ranked per timed row
 SBC_DERIVED = ("p_timely", "share_timing", "p_capable")
 
@@ -95,6 +96,9 @@ def generate(t: Template, p, rng: np.random.Generator) -> list[dict]:
         m, k, u = t.m[e], t.k[e], t.u[e]
         timed = bool(timed_rec[e])
         mu, sd = p.mu[0, u, m, k] + tau[e], p.sigma[0, u, m, k]
+        if p.latency_icc is not None:  # episode slowness: one shared shift, the rest within the episode
+            icc = float(p.latency_icc[0, k])
+            mu, sd = mu + np.sqrt(icc) * sd * rng.standard_normal(), sd * np.sqrt(1.0 - icc)
         fam, shape = p.dist_at(m)
         shape = {name: v[0, 0] for name, v in shape.items()}
         steps, misses, clock_t = [], 0, 0.0
