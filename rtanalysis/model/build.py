@@ -175,7 +175,7 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
     (sufficient statistics), ``t`` or ``mixture`` (on each cell's log-latency order statistics).
     ``item_latency``: each item (task) also gets a time intensity on log-latency (``_item_time_intensity``),
     normal family only. Clock effects come with the data (``d.clock_effects``, :func:`.data.aggregate`): its
-    tables carry them. ``episode_latency``: an episode's decisions share a slowness (:func:`_latency_likelihood`),
+    tables carry them. ``episode_latency``: an episode's decisions share a slowness (``_latency_likelihood``),
     where :func:`has_episode_latency` allows it."""
     fam = family(latency_family)
     # the parts the data were aggregated for, with item_latency: refused here as anywhere if incompatible

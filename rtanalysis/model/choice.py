@@ -64,7 +64,7 @@ STRUCTURE_LOO_COLUMNS = ["structure", "elpd_loo", "se", "p_loo", "elpd_outcomes"
 SILENT_COLUMNS = ["m", "k", "u", "i", "log_close"]
 #: the episode columns that fix an episode's outcome term (whatever the structure)
 CLASS_COLUMNS = ["m", "k", "i", "x", "timed", "M", "labelled", "capable", "y"]
-#: ... and, where episodes say how they ended, what the survival reading needs (:func:`.data._episode_ends`)
+#: ... and, where episodes say how they ended, what the survival reading needs (``data._episode_ends``)
 SURVIVAL_COLUMNS = ["survival", "ended_failure", "xp", "hp", "miss_last", "right_last"]
 #: draws PSIS-LOO uses at most (evenly spaced): its Monte Carlo error is small by 1,000 draws (Vehtari
 #: et al. 2024) and its cost is draws × observations, observations being every timed decision

@@ -76,7 +76,7 @@ class ModelData:
     #: latency tables also carry each cell's content-wrong decisions (``w_n``, ``w_s1``, ``w_n2``,
     #: ``q_wrong``: :func:`correctness_sums`), for a latency shift of wrong decisions
     latency_by_correctness: bool = False
-    #: episodes that their failure ended (the survival reading, :func:`_truncated_table`); None or empty: none
+    #: episodes that their failure ended (the survival reading, ``_truncated_table``); None or empty: none
     truncated: pd.DataFrame | None = None
     #: ``episode_windows`` over natural lengths (:func:`natural_lengths`; ``episodes["x_nat"]`` the lengths):
     #: what the derived quantities average over; None: the logged ones
@@ -254,7 +254,7 @@ def _step_arrays(ep: pd.DataFrame, steps: pd.DataFrame, e: pd.DataFrame) -> dict
     S["unl"] = vocabulary.unlabelled_action(st)
     S["wrong"] = vocabulary.wrong_action(st)
     # the last logged decision of each episode, its miss and its content label: what an episode that
-    # its failure ended died of (:func:`_episode_ends`)
+    # its failure ended died of (``_episode_ends``)
     S["step"] = st["step"].to_numpy(np.int64) if n else np.zeros(0, dtype=np.int64)
     S["right"] = st["correct_at_obs"].fillna(False).to_numpy(bool) if n else np.zeros(0, dtype=bool)
     # per decision in the smallest integer type that holds them (4 × 8 bytes a decision otherwise);
@@ -664,7 +664,7 @@ def _success_tables(e: pd.DataFrame, by, clock_effects: bool = False):
         cols["t"] = e["timed"].to_numpy(np.int64)
     # the survival reading (episodes that say how they ended): the episode's own success term, labels aside
     # (a labelled wrong action the episode survived was not fatal: the label says nothing of capability
-    # there); an episode its failure ended goes to :func:`_truncated_table` instead
+    # there); an episode its failure ended goes to ``_truncated_table`` instead
     survival = e["survival"].to_numpy(bool) if "survival" in e else np.zeros(len(e), bool)
     cut = e["ended_failure"].to_numpy(bool) if "ended_failure" in e else np.zeros(len(e), bool)
     cols["labelled"] = cols["labelled"].to_numpy(bool) & ~survival
@@ -742,7 +742,7 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     ``clock_effects``: the tables a fit with clock effects needs (module docstring);
     ``latency_by_correctness``: the latency table also sums each cell's content-wrong decisions
     (:func:`correctness_sums`); ``read_ended``: the survival reading of the episode field ``ended``
-    (:func:`_episode_ends`; False: every log is the whole episode)."""
+    (``_episode_ends``; False: every log is the whole episode)."""
     by = _grouper(per_row)
     _check_episodes(episodes)
     ep = episodes.reset_index(drop=True)

@@ -560,7 +560,7 @@ class Deriver:
         return out
 
 
-#: Gauss–Hermite nodes over an episode's slowness (:meth:`Deriver._keep_over_slowness`)
+#: Gauss–Hermite nodes over an episode's slowness (``Deriver._keep_over_slowness``)
 SLOWNESS_NODES = 12
 #: the nodes and weights for a standard normal (probabilists' Hermite, weights summing to 1)
 SLOWNESS_GH = (lambda x, w: (x, w / w.sum()))(*np.polynomial.hermite_e.hermegauss(SLOWNESS_NODES))
