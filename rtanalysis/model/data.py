@@ -281,6 +281,14 @@ def _episode_labels(e: pd.DataFrame, S: dict, n_types: int) -> tuple[np.ndarray,
     return type_log_g, -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))  # logit(0.5 ** (1 / g))
 
 
+def add_ended_flags(e: pd.DataFrame, ended: np.ndarray) -> None:
+    """Adds ``survival`` (the episode says how it ended) and ``ended_failure`` (its failure ended it) to ``e``
+    from each episode's ``ended`` value (None / NaN where absent); both aggregation paths call it."""
+    known = pd.notna(ended) & (ended != None)  # noqa: E711 (element-wise: a masked NULL from DuckDB is None)
+    e["survival"] = known
+    e["ended_failure"] = known & (ended == "failure") & (e["y"].to_numpy() == 0)
+
+
 def _episode_ends(e: pd.DataFrame, ep: pd.DataFrame, S: dict) -> None:
     """Adds what the survival reading needs to ``e``: ``survival`` (the episode says how it ended: the
     episode field ``ended``), ``ended_failure`` (its log ends at the fatal decision), ``n_dec``, and of its last
@@ -289,8 +297,7 @@ def _episode_ends(e: pd.DataFrame, ep: pd.DataFrame, S: dict) -> None:
     logged decisions are the whole episode (the contract's rule for an absent ``ended``)."""
     n_ep = len(e)
     ended = ep["ended"].astype(object).to_numpy() if "ended" in ep else np.full(n_ep, None, dtype=object)
-    e["survival"] = pd.notna(ended)
-    e["ended_failure"] = e["survival"].to_numpy() & (ended == "failure") & (e["y"].to_numpy() == 0)
+    add_ended_flags(e, ended)
     e["n_dec"] = np.bincount(S["ep"], minlength=n_ep).astype(np.int64)
     miss_last = np.zeros(n_ep, dtype=np.int64)
     right_last = np.zeros(n_ep, dtype=np.int64)

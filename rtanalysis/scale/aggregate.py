@@ -64,6 +64,8 @@ def _episode_codes(con, eglob: str, levels: dict, read_ended: bool = True) -> pd
     """The per-episode frame ``e`` of ``aggregate`` (its first columns), in the loader's row order
     (``ep`` = position). Only integer codes leave DuckDB; names are rebuilt from the level lists, so
     a million episodes cost a few integer columns, not a million strings."""
+    from ..model.data import add_ended_flags
+
     for name, col in _LEVELS.items():
         con.register(f"lv_{name}", pd.DataFrame({col: pd.Series(levels[name], dtype=object),
                                                  "code": np.arange(len(levels[name]), dtype=np.int64)}))
@@ -87,8 +89,7 @@ def _episode_codes(con, eglob: str, levels: dict, read_ended: bool = True) -> pd
                       "clock": clocks, "y": np.asarray(got.pop("success"), dtype=bool).astype(np.int64)})
     e["timed"] = e["clock"].isin(TIMED_CLOCKS)
     # the survival reading's flags (:func:`rtanalysis.model.data._episode_ends`); the last decision's, later
-    e["survival"] = pd.notna(ended_values) & (ended_values != None)  # noqa: E711 (element-wise, masked NULLs)
-    e["ended_failure"] = e["survival"].to_numpy() & (ended_values == "failure") & (e["y"].to_numpy() == 0)
+    add_ended_flags(e, ended_values)
     timed = np.array([c in TIMED_CLOCKS for c in levels["clocks"]], dtype=bool)
     con.register("lv_timed", pd.DataFrame({"c_clocks": np.arange(len(timed), dtype=np.int64), "timed": timed}))
     # where each episode's decisions start in its part's steps (written in episode order): decisions
