@@ -116,7 +116,7 @@ def _cell_log_likelihood(x, family_name, mu, sigma, **shape):
     with pm.Model():
         terms, weights = binned_latency(d, pt.as_tensor([mu]), pt.as_tensor([sigma]), family(family_name),
                                         {k: pt.as_tensor(v) for k, v in shape.items()}, pt.as_tensor([0]))
-        return float(pt.sum(terms * weights).eval())
+        return float(pt.sum(terms * weights).eval(mode="FAST_COMPILE"))  # evaluated once: no numba compile
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ def test_item_time_intensity_likelihood_equals_per_decision_lognormal(sim):
     point = make_initial_point_fn(model=model, jitter_rvs=set(model.free_RVs), return_transformed=True)(11)
     names = ["c0", "model_lat", "type_lat", "model_type_lat", "s0", "model_sigma", "type_sigma", "item_lat"]
     outs = model.replace_rvs_by_values([model[n] for n in names] + [model["latency_obs"], model["latency_item_obs"]])
-    fn = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore")
+    fn = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore", mode="FAST_COMPILE")  # evaluated once
     values = dict(zip(names + ["lat", "item"], fn(point)))
     assert np.abs(values["item_lat"]).max() > 0.05  # a point where the items' intensities matter
     ep_of = {(r, e): j for j, (r, e) in enumerate(zip(lr.episodes["run_id"], lr.episodes["episode_id"]))}
