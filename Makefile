@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml $(LOCK)
 report: install
 	$(VENV)/bin/rtanalysis report data/example --out reports --figures figures
 
-test: install
+# the docs extras too: tests/test_docs_site.py builds the site (a fresh clone's `make test` alone had no sphinx)
+test: install docs-install
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -ra --durations=20
 
 test-fast: install
