@@ -170,7 +170,8 @@ def _t_logcdf(x, mu, sigma, nu, terms: int = 8):
     z_far = pt.switch(far, z, -1e3)
     w = nu / (nu + z_far**2)
     # the series' terms along a new last axis, summed in log space: written as a Python loop of
-    # products the gradient graph took PyTensor's rewrites 54 s to compile (4 s this way), same values
+    # products, the log-CDF, log-survival and their gradient took PyTensor's rewrites 94 s to compile
+    # (7 s this way), same values to 2e-16
     n = pt.constant(np.arange(terms + 1, dtype="float64"))
     a_n, w_n = pt.shape_padright(pt.as_tensor(a)), pt.shape_padright(w)
     log_terms = (pt.gammaln(a_n + b + n) - pt.gammaln(a_n + b) - pt.gammaln(a_n + 1 + n) + pt.gammaln(a_n + 1)
