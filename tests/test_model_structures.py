@@ -18,9 +18,9 @@ from rtanalysis.model.choice import (applicable_structures, choose_structure, ep
 from rtanalysis.simulate import simulate
 
 
-#: (model, initial-point function, compiled function) per model, so that the points of one test's model
+#: the last model's (model, initial-point function, compiled function): the points of one test's model
 #: compile its graph once
-_POINT_FNS: dict = {}
+_POINT_FN: list = [None, None, None]
 
 
 def _point_draws(model, seed: int) -> xr.Dataset:
@@ -29,16 +29,14 @@ def _point_draws(model, seed: int) -> xr.Dataset:
     from pymc.initial_point import make_initial_point_fn
 
     named = model.free_RVs + model.deterministics + model.potentials
-    if id(model) not in _POINT_FNS or _POINT_FNS[id(model)][0] is not model:
+    if _POINT_FN[0] is not model:
         # evaluated at a few points: FAST_COMPILE (NumPy implementations, few rewrites) instead of a
         # numba compile of every new graph (30-100 s each on an empty cache)
-        _POINT_FNS.clear()
-        _POINT_FNS[id(model)] = (model,
-                                 make_initial_point_fn(model=model, jitter_rvs=set(model.free_RVs),
-                                                       return_transformed=True),
-                                 model.compile_fn(model.replace_rvs_by_values(named), inputs=model.value_vars,
-                                                  on_unused_input="ignore", mode="FAST_COMPILE"))
-    _, point_fn, fn = _POINT_FNS[id(model)]
+        _POINT_FN[:] = [model,
+                        make_initial_point_fn(model=model, jitter_rvs=set(model.free_RVs), return_transformed=True),
+                        model.compile_fn(model.replace_rvs_by_values(named), inputs=model.value_vars,
+                                         on_unused_input="ignore", mode="FAST_COMPILE")]
+    _, point_fn, fn = _POINT_FN
     point = point_fn(seed)
     return xr.Dataset({v.name: ((("chain", "draw") + tuple(f"{v.name}_{j}" for j in range(np.ndim(x)))),
                                 np.asarray(x, dtype=float)[None, None])
