@@ -70,7 +70,7 @@ def log_prior_likelihood(model, posterior, logp_draws: np.ndarray | None = None)
     the potentials again."""
     from pymc.model.transform.conditioning import remove_value_transforms
 
-    from .sampler import FUNCTIONS_LOCK, cached_function
+    from .sampler import FUNCTIONS_LOCK, cached_function, once_per_draw_mode
 
     # without transforms the value variables are the constrained parameters the posterior holds
     umodel = remove_value_transforms(model)
@@ -85,7 +85,8 @@ def log_prior_likelihood(model, posterior, logp_draws: np.ndarray | None = None)
               for v in umodel.value_vars]
     what = "log likelihood" if logp_draws is None else "unconstrained log prior"
     with FUNCTIONS_LOCK:
-        fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, f"power-scaling log prior, {what}")
+        fn = cached_function(umodel, umodel.value_vars, lambda: outs, outs, f"power-scaling log prior, {what}",
+                             mode=once_per_draw_mode())
         out = np.array([[float(x) for x in fn(*(v[s] for v in values))] for s in range(n)])
     log_prior = out[:, 0].reshape(n_chain, n_draw)
     if logp_draws is None:
