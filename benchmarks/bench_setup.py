@@ -3,6 +3,13 @@ side, in one process after a warm-up: the issue-11 target is one cold compile pe
 family, then <= 10 s of set-up for any shape.
 
     .venv/bin/python benchmarks/bench_setup.py [--family normal] [--cold-first]
+    .venv/bin/python benchmarks/bench_setup.py --backends [--family normal] [--preset truncated]
+
+``--backends``: PyTensor's backends side by side from an empty compile cache (one fresh process and
+compile directory each), on the model's log-density + gradient and on the expansion of a draw into every
+variable: numba (the default), the C backend (``cvm``) and JAX where it is installed (``pip install jax``;
+the model is frozen first, since JAX needs constant shapes). Each line: compile seconds (function + first
+call), seconds per call (warm, 300 points) and the largest difference from numba's values.
 
 Shapes: the bundled example (6 models x 4 types, items), a leaderboard-like log (58 models x 1
 type, paused clock only, 2-100 episodes per model) and the ``leaderboard60`` preset (60 x 4).
@@ -68,10 +75,91 @@ def setup_seconds(lr, family: str) -> dict:
             "dims": d.dims}
 
 
+BACKENDS = ("numba", "c", "jax")
+
+
+def _backend_mode(name: str):
+    from pytensor.compile.mode import Mode, get_mode
+
+    return {"numba": get_mode("FAST_RUN"), "c": Mode(linker="cvm", optimizer="fast_run"),
+            "jax": get_mode("JAX")}[name]
+
+
+def backend_child(backend: str, what: str, family: str, preset: str, out: str) -> None:
+    """In a fresh process with its own empty compile directory: compile ``what`` (``logp``: log-density and
+    gradient; ``expand``: the draw's expansion) with ``backend`` and time it; the values at 20 points go to
+    ``out`` (.npy) for the comparison."""
+    import numpy as np
+    import pytensor
+    import pytensor.tensor as pt
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
+    from rtanalysis.model.build import build_model
+    from rtanalysis.model.data import aggregate
+    from rtanalysis.simulate import simulate
+
+    pytensor.config.numba__fastmath = False  # as the sampler compiles it
+    lr = simulate(preset, seed=0).load()
+    model = freeze_dims_and_data(build_model(aggregate(lr.episodes, lr.steps), family))
+    values = [model.rvs_to_values[v] for v in model.free_RVs]
+    if what == "logp":
+        logp = model.logp()
+        outputs = [logp, *pt.grad(logp, values)]
+    else:
+        outputs = [v for v in model.unobserved_value_vars if v not in values]
+    point = model.initial_point()
+    rng = np.random.default_rng(1)
+    points = [[np.asarray(point[v.name]) + rng.normal(0, 0.1, np.shape(point[v.name])) for v in values]
+              for _ in range(300)]
+    t0 = time.perf_counter()
+    try:
+        fn = pytensor.function(values, outputs, mode=_backend_mode(backend), on_unused_input="ignore")
+        fn(*points[0])
+    except (ImportError, NotImplementedError) as e:  # JAX not installed, or an operation it cannot run
+        print(f"{backend:6s} {what:7s} not available: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+        return
+    t1 = time.perf_counter()
+    for p in points:
+        fn(*p)
+    t2 = time.perf_counter()
+    np.save(out, np.concatenate([np.concatenate([np.ravel(np.asarray(o)) for o in fn(*p)]) for p in points[:20]]))
+    print(f"{backend:6s} {what:7s} compile {t1 - t0:7.1f} s   per call {(t2 - t1) / len(points) * 1e6:8.0f} us",
+          flush=True)
+
+
+def compare_backends(family: str, preset: str) -> None:
+    import subprocess
+    import tempfile
+
+    import numpy as np
+
+    print(f"backends from an empty compile cache: {family} family, default structure, preset {preset}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for what in ("logp", "expand"):
+            for backend in BACKENDS if what == "logp" else ("numba", "c"):
+                env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={tmp}/{backend}-{what}")
+                out = f"{tmp}/{backend}-{what}.npy"
+                subprocess.run([sys.executable, __file__, "--child", backend, what, family, preset, out],
+                               env=env, check=True)
+                if backend != "numba" and os.path.exists(out):
+                    ref, got = np.load(f"{tmp}/numba-{what}.npy"), np.load(out)
+                    rel = np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1.0))
+                    print(f"{'':6s} {'':7s} largest difference from numba: {rel:.1e} (relative, or absolute below 1)")
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        backend_child(*argv[1:])
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("--family", default="normal", choices=["normal", "t", "mixture"])
+    ap.add_argument("--backends", action="store_true", help="PyTensor's backends side by side, from empty caches")
+    ap.add_argument("--preset", default="truncated", help="the simulator preset of --backends")
     args = ap.parse_args(argv)
+    if args.backends:
+        compare_backends(args.family, args.preset)
+        return 0
     data = {name: make() for name, make in shapes().items()}
     rows = []
     for name, lr in data.items():

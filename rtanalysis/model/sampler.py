@@ -7,6 +7,8 @@ so here the log-density and its gradient are compiled by PyTensor and handed to 
 sampler as Python callables (``nutpie.compiled_pyfunc.from_pyfunc``; the route nutpie takes for
 JAX). The chains share one compiled function behind a lock (PyTensor functions are not thread-safe;
 a copy per chain cost ≈ 1 s each, and :func:`sample_chains` never runs two chains in one process).
+Functions called once per draw rather than once per leapfrog step (a draw's expansion into every
+variable) are compiled by PyTensor's C backend instead (:func:`once_per_draw_mode`).
 
 Compiled without numba's fastmath: with it, vectorised reductions depend on memory alignment, the
 log-density differs in the last bits between processes and NUTS amplifies that into different
