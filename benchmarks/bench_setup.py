@@ -85,10 +85,34 @@ def _backend_mode(name: str):
             "jax": get_mode("JAX")}[name]
 
 
+def _jax_value_and_grad(model, values):
+    """The log-density in PyTensor's JAX backend, its gradient by JAX's autodiff, jitted together: how
+    nutpie's JAX backend compiles a model (``gradient_backend="jax"``; PyTensor's symbolic gradient has
+    shapes JAX cannot trace). Called like the other backends' functions: (logp, *gradients)."""
+    import jax
+    import pytensor
+
+    jax.config.update("jax_enable_x64", True)
+    fn = pytensor.function(values, model.logp(), mode="JAX", on_unused_input="ignore")
+    inner = fn.vm.jit_fn._fun
+    shared = [v.get_value() for v in fn.get_shared()]
+    value_and_grad = jax.jit(jax.value_and_grad(lambda *xs: inner(*xs, *shared)[0], argnums=tuple(range(len(values)))))
+
+    def call(*xs):
+        lp, grads = value_and_grad(*xs)
+        return [lp, *grads]
+
+    return call
+
+
 def backend_child(backend: str, what: str, family: str, preset: str, out: str) -> None:
     """In a fresh process with its own empty compile directory: compile ``what`` (``logp``: log-density and
     gradient; ``expand``: the draw's expansion) with ``backend`` and time it; the values at 20 points go to
     ``out`` (.npy) for the comparison."""
+    import warnings
+
+    # PyTensor's advice (link a BLAS; JAX skips the model's assertions) is not what is measured here
+    warnings.simplefilter("ignore")
     import numpy as np
     import pytensor
     import pytensor.tensor as pt
@@ -113,7 +137,10 @@ def backend_child(backend: str, what: str, family: str, preset: str, out: str) -
               for _ in range(300)]
     t0 = time.perf_counter()
     try:
-        fn = pytensor.function(values, outputs, mode=_backend_mode(backend), on_unused_input="ignore")
+        if backend == "jax" and what == "logp":
+            fn = _jax_value_and_grad(model, values)
+        else:
+            fn = pytensor.function(values, outputs, mode=_backend_mode(backend), on_unused_input="ignore")
         fn(*points[0])
     except (ImportError, NotImplementedError) as e:  # JAX not installed, or an operation it cannot run
         print(f"{backend:6s} {what:7s} not available: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
@@ -123,28 +150,38 @@ def backend_child(backend: str, what: str, family: str, preset: str, out: str) -
         fn(*p)
     t2 = time.perf_counter()
     np.save(out, np.concatenate([np.concatenate([np.ravel(np.asarray(o)) for o in fn(*p)]) for p in points[:20]]))
-    print(f"{backend:6s} {what:7s} compile {t1 - t0:7.1f} s   per call {(t2 - t1) / len(points) * 1e6:8.0f} us",
-          flush=True)
+    version = f"   (jax {__import__('jax').__version__})" if backend == "jax" else ""
+    print(f"{backend:6s} {what:7s} compile {t1 - t0:7.1f} s   per call {(t2 - t1) / len(points) * 1e6:8.0f} us"
+          f"{version}", flush=True)
 
 
 def compare_backends(family: str, preset: str) -> None:
+    """Each backend from its own empty compile directory: the log-density of ``family``'s model, then the
+    expansion of ``family``'s model and of the other families' after it in the same directory (what a
+    second model structure on a machine costs: numba compiles each graph whole, the C backend each
+    operation once for every graph)."""
     import subprocess
     import tempfile
 
     import numpy as np
 
-    print(f"backends from an empty compile cache: {family} family, default structure, preset {preset}")
+    from rtanalysis.model.families import NAMES
+
+    print(f"backends from an empty compile cache: default structure, preset {preset}")
     with tempfile.TemporaryDirectory() as tmp:
-        for what in ("logp", "expand"):
-            for backend in BACKENDS if what == "logp" else ("numba", "c"):
+        runs = [("logp", family, BACKENDS)] + [("expand", f, ("numba", "c"))
+                                               for f in (family, *(f for f in NAMES if f != family))]
+        for what, fam, backends in runs:
+            for backend in backends:
                 env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={tmp}/{backend}-{what}")
-                out = f"{tmp}/{backend}-{what}.npy"
-                subprocess.run([sys.executable, __file__, "--child", backend, what, family, preset, out],
+                out = f"{tmp}/{backend}-{what}-{fam}.npy"
+                print(f"{fam:8s}", end=" ", flush=True)
+                subprocess.run([sys.executable, __file__, "--child", backend, what, fam, preset, out],
                                env=env, check=True)
                 if backend != "numba" and os.path.exists(out):
-                    ref, got = np.load(f"{tmp}/numba-{what}.npy"), np.load(out)
+                    ref, got = np.load(f"{tmp}/numba-{what}-{fam}.npy"), np.load(out)
                     rel = np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1.0))
-                    print(f"{'':6s} {'':7s} largest difference from numba: {rel:.1e} (relative, or absolute below 1)")
+                    print(f"{'':24s} largest difference from numba: {rel:.1e} (relative, or absolute below 1)")
 
 
 def main(argv=None):

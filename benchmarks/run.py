@@ -58,7 +58,7 @@ BENCHMARKS = {
     "codes": Benchmark("bench_codes.py", "per-decision groupings and cell lookups by integer codes against pandas "
                        "group-bys and a dictionary lookup", quick=("--tasks", "10")),
     "setup": Benchmark("bench_setup.py", "model set-up (graph build + compile/load of the log-density) for three "
-                       "data shapes"),
+                       "data shapes (--backends: numba, C and JAX from empty caches)"),
     "fit": Benchmark("bench_fit.py", "fit time: N vs 100xN episodes, nutpie vs PyMC NUTS (and numpyro), "
                      "aggregated vs per-row likelihood, the CLI on data/example", quick=("--quick",)),
     "kernel": Benchmark("bench_kernel.py", "the capability likelihood's gradient: PyTensor graph vs numba loop vs "
