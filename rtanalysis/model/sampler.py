@@ -91,7 +91,6 @@ def flat_functions(model, point_fn):
     # called once per kept draw, not per leapfrog step: the C backend's slower call costs nothing there
     expand_fn = cached_function(model, [joined], expand_graph, [*remaining, *flat], "expand" + layout,
                                 mode=once_per_draw_mode())
-
     return n_dim, logp_fn, expand_fn, names + [v.name for v in remaining], shapes
 
 
@@ -124,10 +123,11 @@ def _graph_key(inputs, outputs, extra: str) -> str:
 def once_per_draw_mode():
     """The compile mode of functions called once per draw (the expansion of a draw into every variable,
     the power-scaling prior): PyTensor's C backend where a C compiler is configured, else its default
-    (numba). numba compiles each graph whole, 30-50 s per model structure from an empty cache; the C
-    backend compiles each *operation* once per machine and reuses it in every graph (42 s for the first
-    model, 1-3 s for each one after), at about twice numba's time per call (0.2 against 0.1 ms for the
-    default model's expansion: 0.4 s over 4 x 1000 draws). The values agree to about 1e-15 (relative)."""
+    (numba). Both cache compiled code per operation on disk, but numba also compiles each graph whole: for
+    the expansion on ``truncated``, from empty caches, numba took 22 s for the first model and 7 s for
+    each further latency family, the C backend 31 s and then 1.4-1.9 s (``benchmarks/bench_setup.py
+    --backends``). A call costs about twice numba's (0.16-0.19 against 0.08-0.10 ms: under 1 s over
+    4 x 1000 draws), and the values agree to 3e-15 (relative)."""
     import pytensor
 
     if not pytensor.config.cxx:
