@@ -143,10 +143,9 @@ def once_per_draw_mode():
 
 
 def _mode_key(mode) -> str:
-    """What the cache key adds for ``mode``: nothing for the default (so caches written before stay valid)."""
-    if mode == "FAST_RUN":
-        return ""
-    return f"|{mode}" if isinstance(mode, str) else f"|{type(mode.linker).__name__}"
+    """What the cache key adds for ``mode``: nothing for the default (so caches written before stay valid),
+    else the name of its linker (a ``Mode``'s text holds object ids)."""
+    return "" if mode == "FAST_RUN" else f"|{type(mode.linker).__name__}"
 
 
 def cached_function(model, inputs, make_outputs, key_outputs, key_extra: str, mode="FAST_RUN"):
