@@ -134,11 +134,11 @@ def test_capability_kept_or_recomputed_gives_the_same_draws(sim_data, monkeypatc
 
     _, d = sim_data
     p = _random_params(d, np.random.default_rng(3))
-    kept = Deriver(d).compute(p, lam=2.0)
+    kept = Deriver(d)._compute_by_row(p, lam=2.0)  # the budget leaves it the row-by-row path below
     monkeypatch.setattr(derived, "CAPABILITY_CACHE_BYTES", 0)
     der = Deriver(d)
     again = der.compute(p, lam=2.0)
-    assert der._caps[1] is None  # nothing kept under a zero budget
+    assert der._caps[-1][1] is None  # nothing kept under a zero budget
     for q in derived.QUANTITIES:
         np.testing.assert_array_equal(kept[q], again[q])
 
@@ -167,3 +167,56 @@ def test_near_close_share_equals_per_decision_brute_force(sim_data, mixture):
         np.testing.assert_allclose(got[j], num / n, rtol=1e-10, atol=1e-14)
         checked += 1
     assert checked >= 4
+
+
+def test_distinct_rows_are_a_factorisation_in_order_of_first_appearance():
+    # the rows' bytes hashed in a dict, against pandas' MultiIndex factorisation: the same distinct rows in
+    # the same order, each row's code; -0.0 is 0.0 and NaNs are one value
+    import pandas as pd
+
+    from rtanalysis.model.derived import _distinct_rows
+
+    rng = np.random.default_rng(7)
+    for n, c in ((1, 2), (40, 3), (500, 1), (3000, 25)):
+        cols = [rng.integers(0, 3, n).astype(float) for _ in range(c)]
+        if n > 3:
+            cols[0][:3] = [0.0, -0.0, np.nan]
+            cols[-1][3:5] = np.nan
+        codes, uniques = pd.MultiIndex.from_arrays(cols).factorize()
+        expected = np.column_stack([uniques.get_level_values(j).to_numpy(float) for j in range(c)])
+        got, got_codes = _distinct_rows(cols)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(got_codes, codes)
+
+
+def test_row_quantiles_are_nanquantile():
+    import warnings
+
+    from rtanalysis.model.derived import _row_quantiles
+
+    x = np.random.default_rng(8).random((30, 401))
+    x[2] = np.nan  # undefined for the row
+    x[5, :9] = np.nan
+    x[6, 100] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.nanquantile(x, [0.05, 0.5, 0.95], axis=1)
+    np.testing.assert_array_equal(_row_quantiles(x, [0.05, 0.5, 0.95]), expected)
+
+
+@pytest.mark.parametrize("item_latency, mixture", [(False, False), (True, False), (False, True)])
+def test_all_rows_at_once_equal_row_by_row(sim_data, item_latency, mixture):
+    # compute() takes every row's windows as columns of one array where it can; the row-by-row loop (which
+    # also covers episode slowness and the latency of wrong decisions) is the reference, at λ and under a
+    # lent latency
+    from rtanalysis.model import derived
+
+    _, d = sim_data
+    p = _random_params(d, np.random.default_rng(11), item_latency, mixture)
+    der = Deriver(d, item_latency=item_latency)
+    assert der._batchable(p)
+    for lam, swap in ((1.0, None), (0.3, None), (1.0, {m: 0 for m in range(1, len(d.models))})):
+        a, b = der._compute_batched(p, lam, swap), der._compute_by_row(p, lam, swap)
+        for q in derived.QUANTITIES:
+            np.testing.assert_array_equal(np.isnan(a[q]), np.isnan(b[q]))
+            np.testing.assert_allclose(a[q], b[q], rtol=1e-12, atol=1e-14, err_msg=q)
