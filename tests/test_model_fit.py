@@ -71,6 +71,45 @@ def test_kept_and_wide_draws_are_the_computed_ones():
                                   res._deriver.compute(res._params, lam)["p_timely"])
 
 
+def test_thinned_curves_are_within_their_monte_carlo_error():
+    """The figures' λ curves come from evenly thinned draws (the same number from each chain); their means
+    lie within a few Monte Carlo standard errors (sd / √ESS of the thinned draws, ``curve_ess``) of the
+    curves from every draw, and the two curves agree exactly where they share a λ."""
+    res = toy_fit(False)
+    n = 200
+    thin = res._thinned(n)
+    assert thin.n == n and res._thinned(None) is res._params and res._thinned(10**6) is res._params
+    np.testing.assert_array_equal(thin.fatality, res._params.fatality[np.r_[0:300:3, 300:600:3]])
+    ess = res.curve_ess(n)
+    assert 20 < ess < 4 * n
+    full = res.success_curve(lambdas=(0.5, 1.0, 2.0))
+    part = res.success_curve(lambdas=(0.5, 1.0, 2.0), draws=n)
+    keys = ["model", "task_type", "clock", "lambda"]
+    both = full.merge(part, on=keys, suffixes=("", "_thin"))
+    assert len(both) == len(full) > 0
+    sd = res.draws("p_success", wide=True).std(axis=1).to_numpy()
+    at1 = both[both["lambda"] == 1.0]
+    err = np.abs(at1["p_success_thin"] - at1["p_success"]).to_numpy()
+    assert (err <= 4 * sd / np.sqrt(ess) + 1e-12).all()
+    assert (both["p_success_thin"] - both["p_success"]).abs().max() > 0  # the thinned draws are other draws
+    cf = res.counterfactuals(lambdas=(0.5, 2.0), as_models=False, draws=n).merge(part, on=keys, suffixes=("", "_c"))
+    np.testing.assert_array_equal(cf["p_success"], cf["p_success_c"])
+
+
+def test_harmony_from_arrays_is_harmony_of_the_long_draws():
+    from rtanalysis.model.harmony import harmony, harmony_table
+
+    res = toy_fit(False)
+    cap, tim = res.draws("p_capable"), res.draws("p_timely")
+    timed = (tim["clock"] != "paused").to_numpy()
+    expected = harmony_table(cap[timed], tim[timed], 0.9)
+    got = harmony(res, 0.9)
+    assert len(got) == 3
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(got, expected)
+
+
 def test_degenerate_data_no_crash_and_honest_intervals():
     res = degenerate_fit()
     dec = res.decomposition().set_index(["model", "task_type", "clock"])

@@ -43,8 +43,11 @@ def _per_draw(long: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
 def harmony_table(capable: pd.DataFrame, timely: pd.DataFrame, ci_prob: float = 0.95) -> pd.DataFrame:
     """From long draw frames (model, task_type, clock, draw, value) of p_capable and p_timely: one
     row per model × timed clock with :data:`HARMONY_COLUMNS` (mean and equal-tailed interval)."""
+    return _harmony_rows(_per_draw(capable), _per_draw(timely), ci_prob)
+
+
+def _harmony_rows(cap: dict, tim: dict, ci_prob: float) -> pd.DataFrame:
     a = (1 - ci_prob) / 2
-    cap, tim = _per_draw(capable), _per_draw(timely)
     rows = []
     for key, t in tim.items():
         c = cap[key]
@@ -59,9 +62,17 @@ def harmony_table(capable: pd.DataFrame, timely: pd.DataFrame, ci_prob: float = 
 
 def harmony(res, ci_prob: float | None = None) -> pd.DataFrame:
     """Per model × timed clock of a :class:`~rtanalysis.model.result.FitResult`: harmony of p_capable
-    and of p_timely across task types, with posterior intervals (:data:`HARMONY_COLUMNS`)."""
+    and of p_timely across task types, with posterior intervals (:data:`HARMONY_COLUMNS`). From the fit's
+    draws as arrays (what :func:`harmony_table` computes from long frames, without building and pivoting
+    rows × draws rows)."""
     ci_prob = res.ci_prob if ci_prob is None else ci_prob
-    cap = res.draws("p_capable")
-    tim = res.draws("p_timely")
-    timed = tim["clock"] != "paused"
-    return harmony_table(cap[timed.to_numpy()], tim[timed.to_numpy()], ci_prob)
+    rows = res._rows()
+    draws = {q: res._quantity_draws(q) for q in ("p_capable", "p_timely")}
+    at = np.flatnonzero((rows["clock"] != "paused").to_numpy())
+    timed = rows.iloc[at]
+    mats = {q: {} for q in draws}
+    for key, idx in timed.groupby(["model", "clock"], sort=False).indices.items():
+        pos = at[idx][np.argsort(timed["task_type"].to_numpy()[idx], kind="stable")]  # task types in order
+        for q, x in draws.items():
+            mats[q][key] = x[pos].T
+    return _harmony_rows(mats["p_capable"], mats["p_timely"], ci_prob)

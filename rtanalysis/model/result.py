@@ -28,6 +28,9 @@ COUNTERFACTUAL_COLUMNS = ["model", "task_type", "clock", "scenario", "lambda", "
 #: p_success at λ = 0.5 over task types, a point of the counterfactual curve it has already drawn
 #: (each kept λ costs rows × draws floats: 7.7 MB for leaderboard60's 240 rows at 4,000 draws)
 KEPT_LAMBDAS = (0.5,)
+#: the λ grid of :meth:`FitResult.success_curve`: quarter steps of log2 λ from 0.105 to 9.51. It holds the
+#: figures' counterfactual grid (``plots.CURVE_LAMBDAS``, 0.25 to 4), so a report computes each λ once for both
+LAMBDA_GRID = tuple(float(x) for x in np.round(2.0 ** (np.arange(-13, 14) / 4), 4))
 
 
 @dataclass
@@ -78,6 +81,46 @@ class FitResult:
         if "draws" not in self._cache:
             self._cache["draws"] = self._deriver.compute(self._params, lam, swap)
         return self._cache["draws"]
+
+    def _thinned(self, draws: int | None) -> ParamDraws:
+        """The posterior's draws, or at most ``draws`` of them: every ``step``-th draw of each chain, so
+        each chain gives the same number (:meth:`curve_ess` reads them by chain)."""
+        p = self._params
+        if draws is None or draws >= p.n:
+            return p
+        key = ("thinned", int(draws))
+        if key not in self._cache:
+            chains = self.chains if self.chains and p.n % self.chains == 0 else 1
+            per_chain = p.n // chains
+            step = -(-p.n // int(draws))
+            idx = (np.arange(chains)[:, None] * per_chain + np.arange(0, per_chain, step)[None, :]).ravel()
+            self._cache[key] = p.take(idx)
+        return self._cache[key]
+
+    def _lambda_summary(self, lam: float, ci_prob: float, draws: int | None) -> pd.DataFrame:
+        """Per row, p_success and p_timely (mean, interval) at latency scale λ from at most ``draws`` draws
+        (None: all); kept, so that the figures' two λ curves compute a λ they share once."""
+        key = ("lambda_summary", float(lam), float(ci_prob), draws)
+        if key not in self._cache:
+            p = self._thinned(draws)
+            dr = self._draws(float(lam)) if p is self._params else self._deriver.compute(p, float(lam))
+            self._cache[key] = summarise(self._rows(), dr, ["p_success", "p_timely"], ci_prob)
+        return self._cache[key]
+
+    def curve_ess(self, draws: int | None) -> float:
+        """The smallest bulk ESS of p_success at λ = 1 over the timed rows, from the draws
+        ``success_curve(draws=...)`` and ``counterfactuals(draws=...)`` use: what the Monte Carlo
+        error of their means is, sd / √ESS (NaN without a timed row)."""
+        from arviz_stats.base import array_stats
+
+        p = self._thinned(draws)
+        chains = self.chains if self.chains and p.n % self.chains == 0 else 1
+        timed = (self._rows()["clock"] != "paused").to_numpy()
+        x = self._draws()["p_success"] if p is self._params else self._deriver.compute(p, 1.0)["p_success"]
+        x = x[timed]
+        if not len(x):
+            return float("nan")
+        return float(np.nanmin(array_stats.ess(x.reshape(len(x), chains, -1), chain_axis=-2, draw_axis=-1)))
 
     def _quantity_draws(self, quantity: str, lam: float = 1.0) -> np.ndarray:
         """Draws (rows × S) of one quantity at λ, from what is kept where it is."""
@@ -134,20 +177,29 @@ class FitResult:
         return out[DECOMPOSITION_COLUMNS + extra].reset_index(drop=True)
 
     def counterfactuals(self, lambdas=(0.25, 0.5, 1, 2, 4), as_models: bool = True,
-                        ci_prob: float | None = None) -> pd.DataFrame:
+                        ci_prob: float | None = None, draws: int | None = None) -> pd.DataFrame:
         """p_success when latencies are scaled by λ (``scale``) or replaced by another model's
-        latency distribution for the same task type (``as:<model>``, λ = 1). Timed rows only."""
+        latency distribution for the same task type (``as:<model>``, λ = 1). Timed rows only.
+        ``draws``: from at most this many of the posterior's draws, evenly thinned (None: all; the report's
+        figure curve uses ``plots.CURVE_DRAWS`` and states the Monte Carlo error, :meth:`curve_ess`)."""
         ci_prob = self.ci_prob if ci_prob is None else ci_prob
         rows = self._rows()
         timed = (rows["clock"] != "paused").to_numpy()
         parts = []
         for lam in lambdas:
-            s = summarise(rows, {"p_success": self._quantity_draws("p_success", float(lam))}, ["p_success"], ci_prob)
+            if draws is None and lam != 1.0 and ("p_success", float(lam)) in self._cache:
+                # a kept λ (the headline's): summarised from what is kept, not computed again
+                s = summarise(rows, {"p_success": self._quantity_draws("p_success", float(lam))}, ["p_success"],
+                              ci_prob)
+            else:
+                s = self._lambda_summary(float(lam), ci_prob, draws)
             parts.append(s.assign(scenario="scale", **{"lambda": float(lam)})[timed])
         if as_models:
             R = self._deriver.rows
+            p = self._thinned(draws)
             for j, other in enumerate(self.data.models):
-                dr = self._draws(1.0, {m: j for m in range(len(self.data.models)) if m != j})
+                swap = {m: j for m in range(len(self.data.models)) if m != j}
+                dr = self._draws(1.0, swap) if p is self._params else self._deriver.compute(p, 1.0, swap)
                 s = summarise(rows, {"p_success": dr["p_success"]}, ["p_success"], ci_prob)
                 keep = timed & (R["m"].to_numpy() != j)
                 parts.append(s.assign(scenario=f"as:{other}", **{"lambda": 1.0})[keep])
@@ -196,19 +248,19 @@ class FitResult:
         out["p_a_gt_b"] = (diff > 0).mean(axis=1)
         return out.reset_index(drop=True)
 
-    def success_curve(self, lambdas=None, ci_prob: float | None = None) -> pd.DataFrame:
+    def success_curve(self, lambdas=LAMBDA_GRID, ci_prob: float | None = None, draws: int | None = None) -> pd.DataFrame:
         """p_success and p_timely (mean/lo/hi) against the latency scale λ (λ = 1: as observed),
-        per model × task_type × timed clock; ``rel_latency`` = median latency / median window close."""
+        per model × task_type × timed clock; ``rel_latency`` = median latency / median window close.
+        ``draws``: as in :meth:`counterfactuals`."""
         ci_prob = self.ci_prob if ci_prob is None else ci_prob
-        lambdas = np.exp(np.linspace(np.log(0.1), np.log(10), 21)) if lambdas is None else lambdas
+        lambdas = LAMBDA_GRID if lambdas is None else lambdas
         rows = self._rows()
         timed = (rows["clock"] != "paused").to_numpy()
         med = self._median_latency()
         closes = self._deriver.median_close()
         parts = []
         for lam in lambdas:
-            dr = self._draws(float(lam))
-            s = summarise(rows, dr, ["p_success", "p_timely"], ci_prob)
+            s = self._lambda_summary(float(lam), ci_prob, draws).copy()
             s["lambda"] = float(lam)
             s["rel_latency"] = lam * med / np.asarray(closes)
             parts.append(s[timed])

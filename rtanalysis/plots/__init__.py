@@ -7,8 +7,7 @@ two (``"double"``, 7 in) paper columns; :func:`write_figure` writes it as PDF (T
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..model.result import LAMBDA_GRID
 from .decomposition import (clock_contrast, decomposition_shares, plot_failure_decomposition, plot_forest,
                             plot_paused_vs_wall)
 from .diagnostics import plot_ppc, plot_rank_trace
@@ -33,12 +32,21 @@ FIGURES = {
 #: the FitResult frame each model figure needs
 FIT_FRAME = {"counterfactuals": "counterfactuals", "forest": "decomposition", "ppc": "ppc", "rank_trace": "posterior"}
 
-#: the λ grid of the counterfactual curves: log-spaced, fine enough to draw a curve
-CURVE_LAMBDAS = tuple(float(x) for x in np.round(2.0 ** np.linspace(-2, 2, 17), 4))
+#: the λ grid of the counterfactual curves: log-spaced, fine enough to draw a curve (0.25 to 4, part of
+#: the success curve's grid, so the report computes each of these λ once for both figures)
+CURVE_LAMBDAS = tuple(x for x in LAMBDA_GRID if 0.25 <= x <= 4)
+#: the most posterior draws the λ curves of the figures are computed from (evenly thinned; each λ costs a
+#: pass over the draws, and a curve is read for its shape). The report states their Monte Carlo error
+#: (``FitResult.curve_ess``)
+CURVE_DRAWS = 1000
+#: the λ of the report's counterfactual table
+TABLE_LAMBDAS = (0.25, 0.5, 1.0, 2.0)
 
 
 def fit_outputs(fit, ci_prob: float | None = None) -> dict:
-    """The frames a fit result offers the figures, with intervals at ``ci_prob`` (default: the fit's)."""
+    """The frames a fit result offers the figures and the report's tables, with intervals at ``ci_prob``
+    (default: the fit's). The two λ curves (``counterfactuals``, ``success_curve``) are computed from at
+    most :data:`CURVE_DRAWS` draws; the tables' frames from all."""
     if fit is None:
         return {}
     kw = {} if ci_prob is None else {"ci_prob": ci_prob}
@@ -46,8 +54,10 @@ def fit_outputs(fit, ci_prob: float | None = None) -> dict:
         "diagnostics": dict(fit.diagnostics or {}),
         "decomposition": fit.decomposition(**kw),
         "highest": fit.highest_probability("p_success"),
-        "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, **kw),
-        "success_curve": fit.success_curve(**kw),
+        "counterfactuals": fit.counterfactuals(lambdas=CURVE_LAMBDAS, as_models=False, draws=CURVE_DRAWS, **kw),
+        # the report's table of a few λ, from all the draws
+        "counterfactual_table": fit.counterfactuals(lambdas=TABLE_LAMBDAS, as_models=False, **kw),
+        "success_curve": fit.success_curve(draws=CURVE_DRAWS, **kw),
         "ppc": fit.ppc(**kw),
         "posterior": fit.idata,
     }
@@ -111,14 +121,25 @@ def iter_figures(episodes, steps, fit=None, width: str = "double", fit_frames: d
     """The figures of :func:`build_figures` as ``(name, Figure)`` pairs, each drawn only when the
     previous one has been taken: a caller that writes and closes each in turn holds one figure's
     raster at a time (a 60-model figure at 300 dpi is 20–45 MiB, and a drawn figure keeps it)."""
+    for name, make in figure_makers(episodes, steps, fit, width, fit_frames, ci_prob, metrics).items():
+        yield name, make()
+
+
+def figure_makers(episodes, steps, fit=None, width: str = "double", fit_frames: dict | None = None,
+                  ci_prob: float = 0.95, metrics: dict | None = None) -> dict:
+    """``{name: make}`` for each figure of :func:`build_figures`, in report order: ``make()`` draws it.
+    The tables they draw are computed here, once; a figure is drawn only when its maker is called (the
+    report draws them in worker processes, ``rtanalysis.reporting.pipeline``)."""
     f = fit_frames if fit_frames is not None else fit_outputs(fit, ci_prob)
     tables = figure_tables(episodes, steps, ci_prob, metrics)
     models = sorted(episodes["model"].unique())
+    out = {}
     for name, make in _figure_makers(tables, f, models, width, ci_prob).items():
         if name == "reliability" and not has_failed_calls(tables["reliability_by_model"]):
             continue  # nothing to show: no call failed
         if name not in FIT_FRAME or f.get(FIT_FRAME[name]) is not None:
-            yield name, make()
+            out[name] = make
+    return out
 
 
 def build_figures(episodes, steps, fit=None, width: str = "double", fit_frames: dict | None = None,
@@ -132,8 +153,8 @@ def build_figures(episodes, steps, fit=None, width: str = "double", fit_frames: 
 
 
 __all__ = [
-    "CURVE_LAMBDAS", "FIGURES", "MANY_MODELS", "apply_style", "build_figures", "clock_contrast",
-    "decomposition_shares", "figure_tables", "fit_outputs", "hazard_points", "iter_figures", "mark_diagnostics", "model_palette",
+    "CURVE_DRAWS", "CURVE_LAMBDAS", "FIGURES", "MANY_MODELS", "apply_style", "build_figures", "clock_contrast",
+    "decomposition_shares", "figure_makers", "figure_tables", "fit_outputs", "hazard_points", "iter_figures", "mark_diagnostics", "model_palette",
     "plot_counterfactuals", "plot_failure_decomposition", "plot_forest", "plot_latency_ecdf", "plot_paused_vs_wall",
     "plot_ppc", "plot_rank_trace", "plot_reliability", "plot_success_vs_latency", "plot_trajectory_stability", "write_figure",
     "timed_or_all",

@@ -50,9 +50,9 @@ def report_tables(metrics: dict, frames: dict, fit=None, ci_prob: float = 0.95) 
         out["decomposition"] = (tables.decomposition_table(dec),
                                 "Posterior decomposition: P(success) = P(capable) × P(timely), and the share of "
                                 f"failures that are timing failures; posterior means with {p} intervals.")
-    cf = frames.get("counterfactuals")
+    cf = frames.get("counterfactual_table", frames.get("counterfactuals"))
     if cf is not None:
-        out["counterfactuals"] = (tables.counterfactual_table(cf),
+        out["counterfactuals"] = (tables.counterfactual_table(cf, plots.TABLE_LAMBDAS),
                                   f"Posterior mean success (with {p} intervals) if latencies were scaled by λ "
                                   "(columns), timed clocks. This counterfactual assumes: "
                                   + " ".join(assumptions_for("scale", fit.spec if fit is not None else None)))
@@ -385,7 +385,22 @@ def model_blocks(fit, ci_prob: float, seed) -> list[dict]:
             f"**Sampler.** NUTS ({fit.sampler}), {fit.chains} chains × {fit.n_draws} draws after {fit.tune} tuning "
             f"steps{_accept_text(d)}, seed {fit.seed}; intervals are {plots.style.pct(ci_prob)} equal-tailed posterior intervals "
             f"around posterior means. **Diagnostics:** {plots.style.diagnostics_text(d) or '—'} — "
-            f"{'passed' if d.get('ok', True) else '**failed**'}.")}] + sensitivity_blocks(fit)
+            f"{'passed' if d.get('ok', True) else '**failed**'}.{curve_text(fit)}")}] + sensitivity_blocks(fit)
+
+
+def curve_text(fit) -> str:
+    """What the figures' λ curves are computed from, where they use fewer than all the draws
+    (``plots.CURVE_DRAWS``), and the Monte Carlo error that leaves them."""
+    total = fit._params.n
+    if total <= plots.CURVE_DRAWS:
+        return ""
+    n = fit._thinned(plots.CURVE_DRAWS).n
+    ess = fit.curve_ess(plots.CURVE_DRAWS)
+    error = (f"; among them the smallest bulk ESS of a timed row's p_success at λ = 1 is {ess:.0f}, so a curve's "
+             f"mean is within about {100 / np.sqrt(ess):.0f}% of a posterior SD of its exact value (one Monte Carlo "
+             "standard error)") if np.isfinite(ess) and ess > 0 else ""
+    return (f" The λ curves of the figures are computed from {n} of the {total} draws (evenly thinned within each "
+            f"chain){error}; the tables use all draws.")
 
 
 def survival_text(fit) -> str:
