@@ -217,6 +217,24 @@ def test_report_reads_no_record_only_column(fitted_report, tmp_path):
         assert (lean_dir / rel).read_bytes() == (full_dir / rel).read_bytes(), rel
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("report_fit")  # one fit (the module fixture) for all
+def test_figures_drawn_in_workers_are_the_ones_drawn_here(fitted_report, tmp_path, monkeypatch):
+    """The report draws its figures in forked workers while it writes the tables; on one core it draws
+    them itself, one at a time. Both write the same bytes, in the same order."""
+    from rtanalysis.model import sampler
+    from rtanalysis.reporting import write_report
+
+    load, fit, paths = fitted_report
+    monkeypatch.setattr(sampler, "usable_cores", lambda: 1)
+    here = write_report(load, tmp_path, fit=fit, seed=5)
+    assert [p.name for p in here["figures"]] == [p.name for p in paths["figures"]]
+    assert len(here["figures"]) >= 14
+    for a, b in zip(here["figures"], paths["figures"]):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert here["markdown"].read_text() == paths["markdown"].read_text()
+
+
 @pytest.mark.parametrize("half, verb", [(0.60, "raise success to 60%"), (0.30, "lower success to 30%"),
                                         (0.452, "leave success at 45%")])
 def test_counterfactual_sentence_says_which_way(half, verb):

@@ -387,6 +387,14 @@ def _jax_started() -> bool:
     return bool(getattr(bridge, "_backends", None))
 
 
+def can_fork() -> bool:
+    """Whether work may go to forked worker processes here: the platform forks (Linux; macOS's fork is
+    unsafe with its system libraries) and JAX has not started threads a fork would orphan."""
+    import multiprocessing as mp
+
+    return "fork" in mp.get_all_start_methods() and sys.platform != "darwin" and not _jax_started()
+
+
 def _merge_chains(trees):
     """One DataTree from single-chain DataTrees, chains numbered 0..n-1."""
     import xarray as xr
@@ -411,8 +419,7 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
     import multiprocessing as mp
 
     cores = min(chains, cores or usable_cores())
-    parallel = (cores > 1 and "fork" in mp.get_all_start_methods() and sys.platform != "darwin"
-                and not _jax_started())
+    parallel = cores > 1 and can_fork()
     cores = cores if parallel else 1
     ctx = mp.get_context("fork") if parallel else None
     counts = ctx.Array("q", chains, lock=False) if parallel else [0] * chains

@@ -53,27 +53,68 @@ def load_or_fit(load_result, fit_dir, spec=None, *, draws: int = DEFAULT_DRAWS, 
     return result
 
 
-def _write_figures(figs, out: Path, progress: bool) -> tuple[list[Path], dict]:
-    """Write and close each of ``figs`` (``(name, Figure)`` pairs) in turn, so one is held at a time."""
-    written, figure_paths = [], {}
-    # everything alive before the figures (the fit, the compiled model's millions of objects) is set
-    # aside from the collector while they are drawn: each collection below then walks only what the
-    # figures made (0.4 s -> ms per figure after a fit); what is garbage already goes first, and all is
-    # unfrozen after, so nothing is kept for good
+#: the figure makers of the report being written, set before the workers fork (they inherit them: a
+#: maker is a closure over the report's frames and does not pickle)
+_MAKERS: dict = {}
+
+
+def _draw_and_write(make, out: Path, name: str) -> list[Path]:
+    """Draw one figure with ``make``, write it (PDF and PNG) and let it go."""
+    fig = make()
+    paths = plots.write_figure(fig, out / "figures" / name)
+    plt.close(fig)
+    # a drawn figure keeps its raster, and figures are reference cycles: collect it before the next
+    del fig
     gc.collect()
-    gc.freeze()
-    try:
-        for name, fig in figs:
-            written += plots.write_figure(fig, out / "figures" / name)
-            plt.close(fig)
-            # a drawn figure keeps its raster, and figures are reference cycles: collect it before the next
-            del fig
-            gc.collect()
-            figure_paths[name] = f"figures/{name}.png"
+    return paths
+
+
+def _worker_figure(job) -> list[Path]:
+    """In a worker: one figure of :data:`_MAKERS`."""
+    name, out = job
+    return _draw_and_write(_MAKERS[name], Path(out), name)
+
+
+def _start_figures(makers: dict, out: Path):
+    """Start drawing and writing the figures ``makers`` in forked worker processes, one per usable core,
+    while the caller goes on with the tables; ``(pool, pending)``, or ``(None, None)`` where work cannot
+    fork (:func:`rtanalysis.model.sampler.can_fork`) or one core is all there is. The figures are most of
+    a report's time outside the sampler, and matplotlib draws on one core."""
+    import multiprocessing as mp
+    import warnings
+
+    from ..model.sampler import can_fork, usable_cores
+
+    workers = min(len(makers), usable_cores())
+    if workers < 2 or not can_fork():
+        return None, None
+    _MAKERS.clear()
+    _MAKERS.update(makers)
+    with warnings.catch_warnings():
+        # 3.12 warns on fork in a threaded process (Jupyter); the workers only draw
+        warnings.filterwarnings("ignore", message=".*use of fork\\(\\) may lead to deadlocks.*")
+        pool = mp.get_context("fork").Pool(workers)
+    return pool, pool.map_async(_worker_figure, [(name, str(out)) for name in makers], chunksize=1)
+
+
+def _finish_figures(makers: dict, out: Path, pool, pending, progress: bool) -> tuple[list[Path], dict]:
+    """The figures' paths: collected from the workers of :func:`_start_figures`, or drawn and written here
+    one at a time (so one figure's raster is held at a time) where there are none."""
+    if pool is None:
+        paths = []
+        for name in makers:
+            paths.append(_draw_and_write(makers[name], out, name))
             _log(progress, f"  figure {name}")
-    finally:
-        gc.unfreeze()
-    return written, figure_paths
+    else:
+        try:
+            paths = pending.get()
+        finally:
+            pool.close()
+            pool.join()
+            _MAKERS.clear()
+        for name in makers:
+            _log(progress, f"  figure {name}")
+    return [p for ps in paths for p in ps], {name: f"figures/{name}.png" for name in makers}
 
 
 def write_report(load_result, out_dir, fit=None, ci_prob: float = DEFAULT_CI_PROB, seed=None, figures_dir=None,
@@ -89,12 +130,29 @@ def write_report(load_result, out_dir, fit=None, ci_prob: float = DEFAULT_CI_PRO
     metrics = metrics if metrics is not None else compute_all(ep, steps, ci_prob=ci_prob)
     frames = fit_frames if fit_frames is not None else plots.fit_outputs(fit, ci_prob)
     _log(progress, "drawing figures")
-    figs = plots.iter_figures(ep, steps, fit_frames=frames, width=width, ci_prob=ci_prob, metrics=metrics)
-    written, figure_paths = _write_figures(figs, out, progress)
-    _log(progress, "writing tables")
-    table_frames = report_tables(metrics, frames, fit, ci_prob)
-    table_paths = [p for name, (frame, cap) in table_frames.items()
-                   for p in tables.write_table(frame, out / "tables", name, cap)]
+    makers = plots.figure_makers(ep, steps, fit_frames=frames, width=width, ci_prob=ci_prob, metrics=metrics)
+    # everything alive before the figures (the fit, the compiled model's millions of objects) is set
+    # aside from the collector while they are drawn: each collection after a figure then walks only what
+    # the figures made (0.4 s -> ms per figure after a fit), and forked workers leave those pages shared;
+    # what is garbage already goes first, and all is unfrozen after, so nothing is kept for good
+    gc.collect()
+    gc.freeze()
+    try:
+        pool, pending = _start_figures(makers, out)
+        try:
+            _log(progress, "writing tables")
+            table_frames = report_tables(metrics, frames, fit, ci_prob)
+            table_paths = [p for name, (frame, cap) in table_frames.items()
+                           for p in tables.write_table(frame, out / "tables", name, cap)]
+        except BaseException:
+            if pool is not None:  # the figures' workers go with the error
+                pool.terminate()
+                pool.join()
+                _MAKERS.clear()
+            raise
+        written, figure_paths = _finish_figures(makers, out, pool, pending, progress)
+    finally:
+        gc.unfreeze()
     seed = fit.seed if fit is not None else seed
     digest = fit.data_hash if fit is not None else _data_hash(ep, steps)
     blocks = report_blocks(load_result, metrics, frames, fit, figure_paths, table_frames, ci_prob, seed, digest)
