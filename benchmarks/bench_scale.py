@@ -9,7 +9,9 @@ memory of that stage; the whole report is the sum of ingest, set-up, sampling, d
 (the two aggregate stages are measured apart: the pandas one runs again inside the fit's set-up,
 DuckDB's is the alternative path; the figures are drawn again inside the report stage, as
 ``rtanalysis report`` draws them, once) (Linux: the high-water mark is reset before each stage), side by side, and the
-ratio of the largest rung to the smallest.
+ratio of the largest rung to the smallest; then each stage's core-seconds (CPU seconds of this process and of
+the worker processes it reaped during the stage: the chains for sampling, the figures' workers for the report),
+so that a reader can tell what more cores would give.
 
 ``memory``: a Parquet dataset of >= ``--decisions`` (default 10^7) decisions of ``leaderboard60``
 (simulated in pieces, ingested part by part on one Dask worker), then the model's aggregates by
@@ -86,16 +88,28 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_seconds() -> tuple[float, float]:
+    """(this process's CPU seconds, its reaped children's): user + system."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
 class Stages:
     def __init__(self):
-        self.rows: dict[str, tuple[float, float]] = {}
+        #: name -> (seconds, peak MiB, core-seconds: this process's and its reaped children's CPU seconds)
+        self.rows: dict[str, tuple[float, float, float]] = {}
+        #: name -> (this process's CPU seconds, the children's) of the stage
+        self.cpu: dict[str, tuple[float, float]] = {}
 
     def run(self, name: str, fn, *args, **kwargs):
         start = _status_mib("VmRSS") or 0.0  # resident before the stage: what its peak adds to
         _reset_peak()
+        c0 = _cpu_seconds()
         t0 = time.perf_counter()
         out = fn(*args, **kwargs)
-        self.rows[name] = (time.perf_counter() - t0, _peak_mib())
+        c1 = _cpu_seconds()
+        self.cpu[name] = (c1[0] - c0[0], c1[1] - c0[1])
+        self.rows[name] = (time.perf_counter() - t0, _peak_mib(), sum(self.cpu[name]))
         print(f"  {name:<18} {self.rows[name][0]:8.1f} s {self.rows[name][1]:8.0f} MiB (resident before "
               f"{start:.0f} MiB)", file=sys.stderr, flush=True)
         return out
@@ -138,10 +152,13 @@ def rung(tasks: int, seeds: int, draws: int, chains: int, work: Path) -> dict:
     # measures what `rtanalysis report` does; a retry is recorded with the rung
     fit = st.run("fit", fit_model, lr, draws=draws, chains=chains, seed=0, progress=False)
     d = fit.diagnostics
-    fit_s, fit_peak = st.rows.pop("fit")
+    fit_s, fit_peak, _ = st.rows.pop("fit")
     sampling = float(d.get("sampling_only_seconds", d.get("sampling_seconds", 0.0)))
-    st.rows["setup"] = (fit_s - sampling, fit_peak)
-    st.rows["sampling"] = (sampling, fit_peak)
+    # the chains sample in worker processes: their CPU is the children's; this process's is the set-up's
+    # (it only waits on the workers while they sample)
+    own_cpu, chains_cpu = st.cpu["fit"]
+    st.rows["setup"] = (fit_s - sampling, fit_peak, own_cpu)
+    st.rows["sampling"] = (sampling, fit_peak, chains_cpu)
     # the chains sample in forked worker processes (rtanalysis.model.sampler.sample_chains), whose peaks
     # VmHWM of this process does not see; reaped by the pool, they are in RUSAGE_CHILDREN (a forked
     # worker's resident set counts the pages it shares with this process, so this is an upper bound)
@@ -193,6 +210,13 @@ def _ladder_table(results: dict) -> str:
     # DuckDB aggregate, are not in it)
     peak = {n: max(v[1] for k, v in results[n]["stages"].items() if k in WHOLE_REPORT) for n in names}
     lines.append(f"{'whole report':<18}" + "".join(f"{whole[n]:10.1f}{peak[n]:11.0f}" for n in names))
+    lines.append("core-seconds (CPU seconds of the stage's process and of the workers it reaped: the figures' "
+                 "workers are the report stage's; cores a stage kept busy = core-seconds / seconds)")
+    for s in STAGES:
+        lines.append(f"{s:<18}" + "".join(f"{results[n]['stages'][s][2]:10.1f}{'':11}" if len(results[n]['stages'][s]) > 2
+                                          else f"{'':21}" for n in names))
+    cores = {n: sum(v[2] for k, v in results[n]["stages"].items() if k in WHOLE_REPORT and len(v) > 2) for n in names}
+    lines.append(f"{'whole report':<18}" + "".join(f"{cores[n]:10.1f}{'':11}" for n in names))
     lines.append(f"{'chain workers MiB':<18}" + "".join(
         f"{results[n].get('chain_workers_peak_mib', float('nan')):21.0f}" for n in names))
     lines.append(f"{'episodes':<18}" + "".join(f"{results[n]['episodes']:>21,}" for n in names))

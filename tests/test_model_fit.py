@@ -96,6 +96,19 @@ def test_thinned_curves_are_within_their_monte_carlo_error():
     np.testing.assert_array_equal(cf["p_success"], cf["p_success_c"])
 
 
+def test_methods_state_the_curves_draws_and_their_error(monkeypatch):
+    from rtanalysis import plots
+    from rtanalysis.reporting.document import curve_text
+
+    res = toy_fit(False)
+    assert curve_text(res) == ""  # 600 draws: the curves use them all
+    monkeypatch.setattr(plots, "CURVE_DRAWS", 200)
+    text = curve_text(res)
+    ess = res.curve_ess(200)
+    assert "from 200 of the 600 draws" in text and f"is {ess:.0f}, so" in text
+    assert f"about {100 / np.sqrt(ess):.0f}% of a posterior SD" in text
+
+
 def test_harmony_from_arrays_is_harmony_of_the_long_draws():
     from rtanalysis.model.harmony import harmony, harmony_table
 
