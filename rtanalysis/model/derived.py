@@ -534,8 +534,8 @@ class Deriver:
     def compute(self, p: ParamDraws, lam: float = 1.0, swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
         """Draws (rows × S) of every quantity; ``swap`` maps a row's model index to the model whose
         latency (μ, σ, silence) it borrows (``as:<model>`` counterfactual). All rows at once
-        (:meth:`_compute_batched`) where the draws have neither episode slowness nor a latency of wrong
-        decisions to mix in and the capability is kept; row by row (:meth:`_compute_by_row`) otherwise."""
+        (``_compute_batched``) where the draws have neither episode slowness nor a latency of wrong
+        decisions to mix in and the capability is kept; row by row (``_compute_by_row``) otherwise."""
         if self._batchable(p):
             return self._compute_batched(p, lam, swap)
         return self._compute_by_row(p, lam, swap)
