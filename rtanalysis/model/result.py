@@ -82,6 +82,10 @@ class FitResult:
             self._cache["draws"] = self._deriver.compute(self._params, lam, swap)
         return self._cache["draws"]
 
+    def _chains_of(self, p: ParamDraws) -> int:
+        """The chains draws ``p`` come from, in chain-major order (1 where they do not divide evenly)."""
+        return self.chains if self.chains and p.n % self.chains == 0 else 1
+
     def _thinned(self, draws: int | None) -> ParamDraws:
         """The posterior's draws, or at most ``draws`` of them: every ``step``-th draw of each chain, so
         each chain gives the same number (:meth:`curve_ess` reads them by chain)."""
@@ -90,7 +94,7 @@ class FitResult:
             return p
         key = ("thinned", int(draws))
         if key not in self._cache:
-            chains = self.chains if self.chains and p.n % self.chains == 0 else 1
+            chains = self._chains_of(p)
             per_chain = p.n // chains
             step = -(-p.n // int(draws))
             idx = (np.arange(chains)[:, None] * per_chain + np.arange(0, per_chain, step)[None, :]).ravel()
@@ -114,7 +118,7 @@ class FitResult:
         from arviz_stats.base import array_stats
 
         p = self._thinned(draws)
-        chains = self.chains if self.chains and p.n % self.chains == 0 else 1
+        chains = self._chains_of(p)
         timed = (self._rows()["clock"] != "paused").to_numpy()
         x = self._draws()["p_success"] if p is self._params else self._deriver.compute(p, 1.0)["p_success"]
         x = x[timed]
@@ -187,12 +191,7 @@ class FitResult:
         timed = (rows["clock"] != "paused").to_numpy()
         parts = []
         for lam in lambdas:
-            if draws is None and lam != 1.0 and ("p_success", float(lam)) in self._cache:
-                # a kept λ (the headline's): summarised from what is kept, not computed again
-                s = summarise(rows, {"p_success": self._quantity_draws("p_success", float(lam))}, ["p_success"],
-                              ci_prob)
-            else:
-                s = self._lambda_summary(float(lam), ci_prob, draws)
+            s = self._lambda_summary(float(lam), ci_prob, draws)
             parts.append(s.assign(scenario="scale", **{"lambda": float(lam)})[timed])
         if as_models:
             R = self._deriver.rows
