@@ -11,8 +11,8 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from .data import ModelData
-from .families import WRONG_SHARE_FLOOR, LatencyFamily, family, mixed_log_sf
+from .data import ModelData, informative_cells, silent_episode_arrays
+from .families import WRONG_SHARE_FLOOR, LatencyFamily, episode_silence_loglik, family, mixed_log_sf
 from .priors import LEAK, PRIORS, latency_prior_fill
 from .spec import ModelSpec
 
@@ -123,13 +123,6 @@ def binned_latency(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, cel
     return terms, pt.concatenate([counts, _data("edge_weight", weight, "float64")], axis=1)
 
 
-def informative_cells(L) -> np.ndarray:
-    """1 for each row of the latency table ``L`` in the likelihood, 0 for a cell without spread (a tick
-    length logged every time, :func:`.data.informative_latency`): its tied values would have an
-    unbounded density as σ → 0; its P(miss) comes from the logged misses instead."""
-    return L["informative"].to_numpy(float) if "informative" in L else np.ones(len(L))
-
-
 def latency_weights(d: ModelData) -> np.ndarray:
     """The weights :func:`binned_latency` gives its terms, as numpy (cells, 27)."""
     weight = d.edge_weight if d.edge_weight is not None else np.zeros(d.bin_edges.shape)
@@ -191,11 +184,12 @@ def build_model(d: ModelData, latency_family: str = "normal", item_latency: bool
         # removes the intercept-vs-effects ridge that stalls NUTS with few models or types
         L, mu, log_sigma, cell_m = latency_cells(d)
         shape = latency_shape(fam, d)
-        _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m,
-                            episode_latency and has_episode_latency(d, latency_family, item_latency))
+        episode_latency = episode_latency and has_episode_latency(d, latency_family, item_latency)
+        _latency_likelihood(d, L, mu, log_sigma, fam, shape, cell_m, episode_latency)
         item_lat = _item_time_intensity(d, mu, log_sigma) if item_latency else None
         wrong = _wrong_shift(d, L, mu, log_sigma) if d.latency_by_correctness else None
-        _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0], wrong)
+        _silence_hurdle(d, mu, pt.exp(log_sigma), fam, shape, None if item_lat is None else item_lat[0], wrong,
+                        L if episode_latency else None)
         log_capable = _capability(d, item_lat, d.clock_effects)
         _success_likelihood(d, log_capable)
         _capable_labelled(d, log_capable)
@@ -349,15 +343,23 @@ def _wrong_shift(d: ModelData, L, mu, log_sigma):
                                                1 - WRONG_SHARE_FLOOR), "float64")
 
 
-def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, item_lat=None, wrong=None) -> None:
+def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, item_lat=None, wrong=None,
+                    episode_cells=None) -> None:
     """Silent decisions, a hurdle per model: with probability ρ a model has a "no answer" failure
     mode (π_m > 0: a silent decision has likelihood π + (1 − π)·S(g), an acted one 1 − π),
     otherwise π_m = 0 and a silence is a latency beyond the censor point g (likelihood S(g)).
     Marginalised over the indicator; the derived quantities draw it from its conditional. ``wrong``
     (latency by correctness): S(g) is the cell's mixture of correct and wrong decisions (its wrong
-    share q of the labelled ones: a silence has no content to label)."""
+    share q of the labelled ones: a silence has no content to label). ``episode_cells`` (the latency
+    table, with episode slowness): an episode's silences share its slowness, given its acted latencies
+    (:func:`_episode_silences`)."""
     silence = _prior("silence", dims="model")
     prevalence = _prior("silence_prevalence")
+    if episode_cells is not None:
+        with_mode, without_mode = _episode_silences(d, mu, sigma, fam, silence, episode_cells)
+        pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
+                                                           pt.log1p(-prevalence) + without_mode)))
+        return
     C = _pad(d.censored, {"m": 0, "i": -1, "cell": 0, "log_close": 0.0, "count": 0})
     cell = _data("cens_cell", C["cell"], "int64")
     cm_ = _data("cens_m", C["m"], "int64")
@@ -379,6 +381,30 @@ def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, it
     without_mode = pt.inc_subtensor(zeros[cm_], count * log_s)
     pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
                                                        pt.log1p(-prevalence) + without_mode)))
+
+
+def _episode_silences(d: ModelData, mu, sigma, fam: LatencyFamily, silence, L):
+    """Per model, the silences' log-likelihood with its no-answer mode (with the acted decisions' factor
+    1 − π) and without, under episode slowness: per group of alike episodes
+    (:func:`.data.silent_episode_table`) :func:`.families.episode_silence_loglik`, the slowness given the
+    episode's acted latencies where its cell is in the latency likelihood (else its prior)."""
+    A = silent_episode_arrays(d.silent_episodes)
+    cell = _data("sep_cell", A["cell"], "int64")
+    n = _data("sep_n", A["n"] * informative_cells(L)[A["cell"]], "float64")
+    xbar, c = _data("sep_xbar", A["xbar"], "float64"), _data("sep_c", A["c"], "float64")
+    log_close, count = _data("sep_log_close", A["log_close"], "float64"), _data("sep_count", A["count"], "float64")
+    model = pm.modelcontext(None)
+    icc, m = model["latency_icc"][model["lat_k"][cell]], model["lat_m"][cell]
+    with_g, without_g = episode_silence_loglik(fam.pt_logsf, log_close, count, mu[cell], sigma[cell], icc, n, xbar,
+                                               pt.log(silence[m]), pt.log1p(-silence[m]), pt.logaddexp,
+                                               lambda x, axis: pm.math.logsumexp(x, axis=axis, keepdims=False),
+                                               pt.sqrt)
+    zeros = pt.zeros(_dim("model"))
+    E = _pad(d.exposure, {"m": 0, "n_acted": 0})
+    em = _data("exp_m", E["m"], "int64")
+    with_mode = pt.inc_subtensor(zeros[m], c * with_g)
+    with_mode = pt.inc_subtensor(with_mode[em], _data("exp_n", E["n_acted"], "float64") * pt.log1p(-silence[em]))
+    return with_mode, pt.inc_subtensor(zeros[m], c * without_g)
 
 
 #: an item with at least this many episodes gets a centred effect, fewer a non-centred one

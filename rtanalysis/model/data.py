@@ -83,6 +83,9 @@ class ModelData:
     natural_windows: pd.DataFrame | None = None
     #: the episodes' log-latencies by (latency row, decisions): :func:`episode_latency_table`; None: not built
     latency_episodes: pd.DataFrame | None = None
+    #: the silent decisions by alike episodes (:func:`silent_episode_table`), for episode slowness's censored
+    #: term; None: not built
+    silent_episodes: pd.DataFrame | None = None
 
     @property
     def survival(self) -> bool:
@@ -396,18 +399,87 @@ def episode_latency_table(n: np.ndarray, mean: np.ndarray, within: np.ndarray, c
     return out.astype({"c": np.int64})
 
 
-def _episode_latencies(S: dict, obs: pd.DataFrame, e: pd.DataFrame, cell_index: dict, sel: np.ndarray) -> pd.DataFrame:
-    """:func:`episode_latency_table` of the decisions of ``obs`` (``sel``: which of ``S``'s decisions they are)."""
+def _episode_means(S: dict, obs: pd.DataFrame, n_ep: int, sel: np.ndarray):
+    """Per episode, over the decisions of ``obs`` (``sel``: which of ``S``'s decisions they are): acted
+    decisions ``n``, mean log-latency (0 where none) and within-episode sum of squares."""
     ep = S["ep"][sel]
     x = obs["x"].to_numpy(float)
-    n_ep = len(e)
     n = np.bincount(ep, minlength=n_ep)
     mean = np.bincount(ep, weights=x, minlength=n_ep) / np.maximum(n, 1)
     within = np.bincount(ep, weights=(x - mean[ep]) ** 2, minlength=n_ep)
-    has = n > 0
-    cell = np.zeros(n_ep, dtype=np.int64)
-    cell[has] = cell_rows(cell_index, e.loc[has, ["m", "k", "u"]])
-    return episode_latency_table(n, mean, within, cell)
+    return n, mean, within
+
+
+def _episode_cells(e: pd.DataFrame, cell_index: dict, which: np.ndarray) -> np.ndarray:
+    """Each episode's latency row (0 where not ``which``: an episode with neither acted nor silent decisions
+    has no row)."""
+    cell = np.zeros(len(e), dtype=np.int64)
+    cell[which] = cell_rows(cell_index, e.loc[which, ["m", "k", "u"]])
+    return cell
+
+
+#: columns of :func:`silent_episode_table`
+SILENT_EPISODE_COLUMNS = ["g", "cell", "n", "xbar", "log_close", "count", "c"]
+
+
+def silent_episode_table(ep: np.ndarray, log_close: np.ndarray, count: np.ndarray, n: np.ndarray,
+                         mean: np.ndarray, cell: np.ndarray) -> pd.DataFrame:
+    """Silent decisions by episode, for episode slowness's censored term (``build._silence_hurdle``):
+    under an episode intercept an episode's silences are tied to its acted latencies, so they enter
+    through the episode's acted count ``n`` and mean log-latency ``xbar``. Alike episodes (same latency
+    row, ``n``, ``xbar`` and censor points) form one group ``g`` of ``c`` episodes. One row per (group,
+    censor point ``log_close``), ``count`` the silences at it in one episode of the group. Inputs: each
+    silence's episode, censor point and multiplicity (``ep``, ``log_close``, ``count``); per episode
+    ``n``, ``mean``, ``cell`` (indexed by episode). Rows sorted by group key, so the pandas and DuckDB
+    paths agree whatever their episode numbering."""
+    if not len(ep):
+        return pd.DataFrame({c: np.zeros(0, dtype=np.int64 if c in ("g", "cell", "n", "count", "c") else float)
+                             for c in SILENT_EPISODE_COLUMNS})
+    f = (pd.DataFrame({"ep": np.asarray(ep, dtype=np.int64), "log_close": np.asarray(log_close, dtype=float),
+                       "count": np.asarray(count, dtype=np.int64)})
+         .groupby(["ep", "log_close"], as_index=False, sort=True)["count"].sum())
+    per = f.groupby("ep", sort=True).agg(sig=("log_close", tuple), counts=("count", tuple))
+    eps = per.index.to_numpy()
+    per["cell"], per["n"] = cell[eps].astype(np.int64), n[eps].astype(np.int64)
+    per["xbar"] = np.where(per["n"] > 0, mean[eps], 0.0)
+    keys = ["cell", "n", "xbar", "sig", "counts"]
+    groups = per.groupby(keys, sort=True).size().rename("c").reset_index()
+    groups["g"] = np.arange(len(groups), dtype=np.int64)
+    rows = groups.explode(["sig", "counts"], ignore_index=True)
+    out = pd.DataFrame({"g": rows["g"], "cell": rows["cell"], "n": rows["n"], "xbar": rows["xbar"],
+                        "log_close": rows["sig"].to_numpy(float), "count": rows["counts"].to_numpy(np.int64),
+                        "c": rows["c"]})
+    return out.astype({"g": np.int64, "cell": np.int64, "n": np.int64, "xbar": float, "c": np.int64})
+
+
+def informative_cells(L) -> np.ndarray:
+    """1 for each row of the latency table ``L`` in the likelihood, 0 for a cell without spread (a tick
+    length logged every time, :func:`informative_latency`): its tied values would have an
+    unbounded density as σ → 0; its P(miss) comes from the logged misses instead."""
+    return L["informative"].to_numpy(float) if "informative" in L else np.ones(len(L))
+
+
+#: a padded censor point of :func:`silent_episode_arrays` (count 0; S there is 1 for any latency in use)
+PAD_LOG_CLOSE = -50.0
+
+
+def silent_episode_arrays(t: pd.DataFrame) -> dict:
+    """:func:`silent_episode_table` as dense arrays: per group (G,) ``cell``, ``n``, ``xbar``, ``c``; per
+    group and censor point (G, R) ``log_close`` and ``count``, padded with count 0 (R the most censor points
+    of a group). No group: one group of no episodes (``c`` = 0), so the model's graph is the same."""
+    if not len(t):
+        t = pd.DataFrame({"g": [0], "cell": [0], "n": [0], "xbar": [0.0], "log_close": [PAD_LOG_CLOSE],
+                          "count": [0], "c": [0]})
+    g = t["g"].to_numpy()
+    first = np.r_[True, g[1:] != g[:-1]]
+    col = np.arange(len(t)) - np.maximum.accumulate(np.where(first, np.arange(len(t)), 0))
+    G, R = int(g.max()) + 1, int(col.max()) + 1
+    log_close, count = np.full((G, R), PAD_LOG_CLOSE), np.zeros((G, R))
+    log_close[g, col], count[g, col] = t["log_close"].to_numpy(float), t["count"].to_numpy(float)
+    head = t[first]
+    return {"cell": head["cell"].to_numpy(np.int64), "n": head["n"].to_numpy(float),
+            "xbar": head["xbar"].to_numpy(float), "c": head["c"].to_numpy(float), "log_close": log_close,
+            "count": count}
 
 
 def _log_latencies(S: dict, n_units: int, timed_only: bool = False) -> pd.DataFrame:
@@ -483,7 +555,8 @@ def _cell_max(cell: tuple, values: np.ndarray) -> np.ndarray:
 
 
 def _latency_tables(S: dict, obs: pd.DataFrame, by, per_row: bool):
-    """(latency, censored, exposure) tables (see the module docstring)."""
+    """(latency, censored, exposure) tables (see the module docstring), the cell index, which decisions
+    are censored silences and their censor points (log)."""
     m, k, u = S["cell"]
     latency = _latency_sums(obs, by, per_row)
     close, acted, timed = S["close"], S["acted"], S["timed"]
@@ -512,7 +585,7 @@ def _latency_tables(S: dict, obs: pd.DataFrame, by, per_row: bool):
     latency["informative"] = informative_latency(per_cell["nn"], per_cell["nd"], per_cell["nc"])
     cell_index = cell_index_of(latency)
     censored["cell"] = cell_rows(cell_index, censored)
-    return latency, censored, exposure, cell_index, cens_sel
+    return latency, censored, exposure, cell_index, cens_sel, cens["log_close"].to_numpy()
 
 
 def _latency_sums(obs: pd.DataFrame, by, per_row: bool) -> pd.DataFrame:
@@ -760,12 +833,18 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
     type_log_g, type_offset = _episode_labels(e, S, len(lv["task_types"]))
     _prefix_length(e, type_log_g)
     obs = _log_latencies(S, len(lv["units"]), timed_only=clock_effects)
-    latency, censored, exposure, cell_index, cens_sel = _latency_tables(S, obs, by, per_row)
+    latency, censored, exposure, cell_index, cens_sel, cens_log_close = _latency_tables(S, obs, by, per_row)
     if labels is not None:
         sel = S["acted"] & (S["timed"] if clock_effects else True)  # the decisions of ``obs``, in order
         latency = correctness_sums(latency, obs, labels[0][sel], labels[1][sel], cell_index)
     acted_sel = S["acted"] & (S["timed"] if clock_effects else True)  # the decisions of ``obs``, in order
-    latency_episodes = _episode_latencies(S, obs, e, cell_index, acted_sel)
+    n_acted, mean, within = _episode_means(S, obs, len(e), acted_sel)
+    silent_ep = np.zeros(len(e), dtype=bool)
+    silent_ep[S["ep"][cens_sel]] = True
+    cell = _episode_cells(e, cell_index, (n_acted > 0) | silent_ep)
+    latency_episodes = episode_latency_table(n_acted, mean, within, cell)
+    silent_episodes = silent_episode_table(S["ep"][cens_sel], cens_log_close, np.ones(int(cens_sel.sum())),
+                                           n_acted, mean, cell)
     log_ref = _log_ref(S, obs, cens_sel, lv["units"])
     # order statistics of log-latency (observed decisions only; censored ones stay separate, exact): per
     # cell, at indices fixed by its size, so every family is judged on the same statistics, tails included
@@ -780,4 +859,4 @@ def aggregate(episodes: pd.DataFrame, steps: pd.DataFrame, per_row: bool = False
                      edges, unlabelled, cap_labelled, timing_labelled, notcap, e, windows, episode_windows,
                      log_ref, _item_types(e, len(lv["items"])), type_log_g, type_offset, _timed_misses(S, e),
                      latency_item_table(obs, cell_index), clock_effects, edge_weight, latency_by_correctness,
-                     truncated, natural_windows, latency_episodes)
+                     truncated, natural_windows, latency_episodes, silent_episodes)

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, logsumexp
 
 from ..schema import TIMED_CLOCKS
-from .data import ModelData
-from .families import FAMILIES, WRONG_SHARE_FLOOR, LatencyFamily, at_model, family, mixed_log_sf
+from .data import ModelData, informative_cells, silent_episode_arrays
+from .families import (FAMILIES, SILENT_SLOWNESS_NODES, WRONG_SHARE_FLOOR, LatencyFamily, at_model, episode_silence_loglik,
+                       family, mixed_log_sf)
 
 QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late", "p_silent")
 
@@ -96,16 +97,19 @@ def censored_log_sf(fam: LatencyFamily, log_close, mu, sigma, shape: dict, d: Mo
 
 
 def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, prevalence, d: ModelData,
-                             item_lat=None, wrong_lat=None) -> np.ndarray:
+                             item_lat=None, wrong_lat=None, latency_icc=None) -> np.ndarray:
     """(S, model): P(the model has a no-answer mode | parameters, data), from the hurdle's two
     likelihoods (what :func:`.build.build_model` marginalises). Computed a block of draws at a time:
     several (draws × censored groups) arrays would be alive at once otherwise. ``wrong_lat``: latency
-    by correctness (:func:`censored_log_sf`)."""
+    by correctness (:func:`censored_log_sf`); ``latency_icc`` (S, task_type): episode slowness, an
+    episode's silences given its acted latencies (:func:`_episode_silences`)."""
     S, n_m = pi.shape
     C, E = d.censored, d.exposure
     with_mode = np.zeros((S, n_m))
     without = np.zeros((S, n_m))
-    if len(C):
+    if latency_icc is not None and d.silent_episodes is not None:
+        with_mode, without = _episode_silences(mu, sigma, pi, latency_icc, d)
+    elif len(C):
         u, m, k = C["u"].to_numpy(), C["m"].to_numpy(), C["k"].to_numpy()
         items, log_close = C["i"].to_numpy(), C["log_close"].to_numpy()[None, :]
         cnt = C["count"].to_numpy(float)
@@ -126,6 +130,31 @@ def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, pre
         np.add.at(with_mode.T, em, (E["n_acted"].to_numpy(float) * np.log1p(-pi[:, em])).T)
     logit = np.log(prevalence)[:, None] + with_mode - np.log1p(-prevalence)[:, None] - without
     return expit(logit)
+
+
+def _episode_silences(mu, sigma, pi, latency_icc, d: ModelData) -> tuple[np.ndarray, np.ndarray]:
+    """(S, model) ×2: the silences' log-likelihood with the no-answer mode and without, under episode
+    slowness, as ``build._episode_silences`` (the acted decisions' factor 1 − π aside)."""
+    A = silent_episode_arrays(d.silent_episodes)
+    L = d.latency
+    cell = A["cell"]
+    m, k, u = (L[c].to_numpy()[cell] for c in ("m", "k", "u"))
+    n = A["n"] * informative_cells(L)[cell]
+    fam = family("normal")
+    S, n_m = pi.shape
+    with_mode, without = np.zeros((S, n_m)), np.zeros((S, n_m))
+    onehot = np.zeros((len(cell), n_m))
+    onehot[np.arange(len(cell)), m] = A["c"]
+    step = max(1, SILENCE_CHUNK_ELEMENTS // max(1, A["log_close"].size * SILENT_SLOWNESS_NODES))
+    for a in range(0, S, step):
+        b = slice(a, a + step)
+        pim = pi[b][:, m]
+        with np.errstate(divide="ignore"):
+            w, wo = episode_silence_loglik(fam.logsf, A["log_close"], A["count"], mu[b][:, u, m, k], sigma[b][:, u, m, k],
+                                           latency_icc[b][:, k], n, A["xbar"], np.log(pim), np.log1p(-pim), np.logaddexp,
+                                           logsumexp, np.sqrt)
+        with_mode[b], without[b] = w @ onehot, wo @ onehot
+    return with_mode, without
 
 
 def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDraws:
@@ -158,7 +187,8 @@ def param_draws(ds, d: ModelData, seed: int = 0, prior: bool = False) -> ParamDr
     prevalence = g("silence_prevalence")
     if pi is not None and prevalence is not None:
         p_mode = (np.broadcast_to(prevalence[:, None], pi.shape) if prior
-                  else silence_mode_probability(mu, sigma, fam, shape, pi, prevalence, d, item_lat, wrong_lat))
+                  else silence_mode_probability(mu, sigma, fam, shape, pi, prevalence, d, item_lat, wrong_lat,
+                                                g("latency_icc")))
         pi = np.where(np.random.default_rng(seed).random(pi.shape) < p_mode, pi, 0.0)
     fatality = g("fatality")
     always = g("always_fatal")

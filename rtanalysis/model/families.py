@@ -287,6 +287,38 @@ def mixed_log_sf(fam_logsf, log_point, mu, sigma, shift, q, logaddexp, log, log1
                      log(q) + fam_logsf(log_point, mu + shift, sigma, **shape))
 
 
+#: Gauss–Hermite nodes over an episode's slowness given its acted latencies, in the silences' censored term
+#: (:func:`episode_silence_loglik`)
+SILENT_SLOWNESS_NODES = 32
+#: the nodes and log-weights for a standard normal (probabilists' Hermite, weights summing to 1)
+SILENT_SLOWNESS_GH = (lambda x, w: (x, np.log(w / w.sum())))(*np.polynomial.hermite_e.hermegauss(SILENT_SLOWNESS_NODES))
+
+
+def episode_silence_loglik(logsf, log_close, count, mu, sigma, icc, n, xbar, log_pi, log1m_pi, logaddexp,
+                           logsumexp, sqrt) -> tuple:
+    """(with the no-answer mode, without) log-likelihood of one episode's silences under episode slowness:
+    log E_s Π_j [π + (1 − π)·S(g_j | μ + s, σ_w)]^count_j, without the mode π = 0. The slowness s is
+    drawn from its conditional given the episode's ``n`` acted log-latencies of mean ``xbar`` — normal
+    with mean nτ²(x̄ − μ)/(σ_w² + nτ²) and variance τ²σ_w²/(σ_w² + nτ²), τ² = rσ², σ_w² = (1 − r)σ²
+    (r = ``icc``) — so that with the acted decisions' marginal term (``build._latency_likelihood``) the
+    episode's likelihood is exact up to the quadrature (:data:`SILENT_SLOWNESS_NODES` nodes centred on
+    that conditional). Shapes: per group ``mu``, ``sigma``, ``icc``, ``n``, ``xbar``, ``log_pi``,
+    ``log1m_pi`` (..., G); ``log_close``, ``count`` (G, R), padded with count 0. One formula for the
+    model (PyTensor's functions) and the derived quantities (numpy's)."""
+    z, log_w = SILENT_SLOWNESS_GH
+    var = sigma**2
+    var_w, tau2 = var * (1 - icc), var * icc
+    denom = var_w + n * tau2
+    centre = mu + n * tau2 * (xbar - mu) / denom
+    spread = sqrt(tau2 * var_w / denom)
+    at = centre[..., None] + spread[..., None] * z  # (..., G, Q) the episode's mean log-latency at each node
+    log_s = logsf(log_close[..., None], at[..., None, :], sqrt(var_w)[..., None, None])  # (..., G, R, Q)
+    cnt = count[..., None]
+    with_mode = (cnt * logaddexp(log_pi[..., None, None], log1m_pi[..., None, None] + log_s)).sum(axis=-2)
+    without = (cnt * log_s).sum(axis=-2)
+    return logsumexp(log_w + with_mode, axis=-1), logsumexp(log_w + without, axis=-1)
+
+
 def at_model(fam: LatencyFamily, shape: dict, m, column: bool = False) -> dict:
     """The shape parameters for model index ``m`` (an int or an index array), each draws-first:
     a per-model array (S, models) becomes (S,) or (S, len(m)), a shared one (S,) stays (S,), or

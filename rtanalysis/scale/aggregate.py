@@ -170,7 +170,8 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
                               natural_lengths)
 
     type_offset = -np.log(np.expm1(np.log(2.0) / np.exp(type_log_g)))
-    latency, censored, exposure, latency_item, latency_episodes = _latency_tables(con, len(levels["units"]))
+    latency, censored, exposure, latency_item, latency_episodes, silent_episodes = _latency_tables(
+        con, len(levels["units"]))
     log_ref = _log_ref(con, levels["units"])
     edges, binned, edge_weight = _bins(con, latency, log_ref)
     windows, episode_windows = _windows(con)
@@ -188,7 +189,7 @@ def _assemble(con, e: pd.DataFrame, levels: dict, type_log_g: np.ndarray):
                      exposure, binned, edges, unlabelled, cap_labelled, timing_labelled, not_capable, e, windows,
                      episode_windows, log_ref, _item_types(e, len(levels["items"])), type_log_g, type_offset,
                      timed_misses, latency_item, False, edge_weight, False, truncated, natural_windows,
-                     latency_episodes)
+                     latency_episodes, silent_episodes)
 
 
 def _length_covariate(n_decisions, k, n_types):
@@ -198,8 +199,8 @@ def _length_covariate(n_decisions, k, n_types):
 
 
 def _latency_tables(con, n_units: int):
-    """(latency, censored, exposure, latency_item) as ``aggregate`` builds them; log-latency ``x`` is
-    computed in DuckDB with each unit's floor (half its smallest positive latency) for zero latencies."""
+    """(latency, censored, exposure, latency_item, latency_episodes, silent_episodes) as ``aggregate`` builds
+    them; log-latency ``x`` is computed in DuckDB with each unit's floor (half its smallest positive latency) for zero latencies."""
     from ..model.data import latency_item_table
 
     con.execute("""CREATE TEMP TABLE floors AS
@@ -208,11 +209,11 @@ def _latency_tables(con, n_units: int):
         SELECT s.ep, s.m, s.k, s.u, s.i, ln(greatest(s.lat, f.floor)) AS x FROM s JOIN floors f USING (u) WHERE s.acted""")
     latency = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, count(*)::BIGINT n, fsum(x) s1, fsum(x * x) s2
         FROM obs GROUP BY m, k, u""").df()
-    cens = con.sql("""WITH cmax AS (SELECT m, k, u, max(lat) FILTER (acted AND timed) AS cmax FROM s GROUP BY m, k, u)
-        SELECT s.m::BIGINT m, s.k::BIGINT k, s.u::BIGINT u, s.i::BIGINT i,
-               CASE WHEN cmax.cmax > s.close THEN cmax.cmax ELSE s.close END AS censor_at, count(*)::BIGINT AS count
-        FROM s JOIN cmax USING (m, k, u)
-        WHERE NOT s.acted AND s.timed AND s.close > 0 AND NOT isnan(s.close) GROUP BY ALL""").df()
+    silences = """WITH cmax AS (SELECT m, k, u, max(lat) FILTER (acted AND timed) AS cmax FROM s GROUP BY m, k, u)
+        SELECT s.ep, s.m, s.k, s.u, s.i, CASE WHEN cmax.cmax > s.close THEN cmax.cmax ELSE s.close END AS censor_at
+        FROM s JOIN cmax USING (m, k, u) WHERE NOT s.acted AND s.timed AND s.close > 0 AND NOT isnan(s.close)"""
+    cens = con.sql(f"""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, i::BIGINT i, censor_at, count(*)::BIGINT AS count
+        FROM ({silences}) GROUP BY ALL""").df()
     # the log in NumPy, grouped again in pandas: the keys are those of ``aggregate``, bit for bit
     cens = cens.assign(log_close=np.log(cens["censor_at"].to_numpy(float)))
     censored = (cens.groupby(["m", "k", "u", "i", "log_close"], as_index=False)["count"].sum()
@@ -229,20 +230,34 @@ def _latency_tables(con, n_units: int):
     censored["cell"] = cell_rows(cell_index, censored)
     per_item = con.sql("""SELECT m::BIGINT m, k::BIGINT k, u::BIGINT u, i::BIGINT i, count(*)::BIGINT n, fsum(x) s1
         FROM obs WHERE i >= 0 GROUP BY m, k, u, i""").df()
-    return latency, censored, exposure, latency_item_table(per_item, cell_index), _episode_latencies(con, cell_index)
+    return (latency, censored, exposure, latency_item_table(per_item, cell_index),
+            *_episode_latencies(con, cell_index, silences))
 
 
-def _episode_latencies(con, cell_index: dict) -> pd.DataFrame:
+def _episode_latencies(con, cell_index: dict, censored_where: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`~rtanalysis.model.data.episode_latency_table` from DuckDB's per-episode sums (two passes:
-    the within-episode sum of squares around the episode's own mean)."""
-    from ..model.data import cell_rows, episode_latency_table
+    the within-episode sum of squares around the episode's own mean), and
+    :func:`~rtanalysis.model.data.silent_episode_table` of the silences ``censored_where`` selects (columns
+    ``ep``, ``m``, ``k``, ``u``, ``censor_at``)."""
+    from ..model.data import cell_rows, episode_latency_table, silent_episode_table
 
     per = con.sql("""WITH a AS (SELECT ep, avg(x) AS mu FROM obs GROUP BY ep)
-        SELECT obs.m::BIGINT m, obs.k::BIGINT k, obs.u::BIGINT u, count(*)::BIGINT n, fsum(obs.x) / count(*) AS mean,
-               fsum((obs.x - a.mu) * (obs.x - a.mu)) AS w
+        SELECT obs.ep::BIGINT ep, obs.m::BIGINT m, obs.k::BIGINT k, obs.u::BIGINT u, count(*)::BIGINT n,
+               fsum(obs.x) / count(*) AS mean, fsum((obs.x - a.mu) * (obs.x - a.mu)) AS w
         FROM obs JOIN a USING (ep) GROUP BY obs.ep, obs.m, obs.k, obs.u""").df()
-    return episode_latency_table(per["n"].to_numpy(), per["mean"].to_numpy(float), per["w"].to_numpy(float),
-                                 cell_rows(cell_index, per))
+    table = episode_latency_table(per["n"].to_numpy(), per["mean"].to_numpy(float), per["w"].to_numpy(float),
+                                  cell_rows(cell_index, per))
+    sil = con.sql(f"""SELECT ep::BIGINT ep, m::BIGINT m, k::BIGINT k, u::BIGINT u, censor_at, count(*)::BIGINT count
+        FROM ({censored_where}) GROUP BY ALL""").df()
+    # per episode (codes compacted over the episodes that have acted or silent decisions)
+    eps = np.union1d(per["ep"].to_numpy(np.int64), sil["ep"].to_numpy(np.int64))
+    pos = lambda ep: np.searchsorted(eps, ep.to_numpy(np.int64))  # noqa: E731
+    n, mean, cell = np.zeros(len(eps), np.int64), np.zeros(len(eps)), np.zeros(len(eps), np.int64)
+    n[pos(per["ep"])], mean[pos(per["ep"])] = per["n"].to_numpy(), per["mean"].to_numpy(float)
+    cell[pos(sil["ep"])] = cell_rows(cell_index, sil)
+    silent = silent_episode_table(pos(sil["ep"]), np.log(sil["censor_at"].to_numpy(float)), sil["count"].to_numpy(),
+                                  n, mean, cell)
+    return table, silent
 
 
 def _add_distinct(con, latency: pd.DataFrame) -> pd.DataFrame:
