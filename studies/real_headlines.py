@@ -6,9 +6,11 @@ it (``ended="ignore"``, the model before), and writes one row per set Ã— model Ã
 ``studies/results/real_headlines.csv``: the episodes, the logs' success rate and the modelled p_success,
 p_capable, p_timely and share_timing pooled over the model's timed rows (episode weights), with
 intervals, and whether the fit passed the gate. Logs without the field read the same either way and
-are listed with ``ended_episodes`` 0. Run from the repository root::
+are listed with ``ended_episodes`` 0. ``--episode-effects``: every fit with episode slowness
+(``ModelSpec(episode_effects=True)``), written to ``real_headlines_episode_effects.csv``. Run from the
+repository root::
 
-    python studies/real_headlines.py [--seed 0]
+    python studies/real_headlines.py [--seed 0] [--episode-effects]
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ def pooled(res) -> pd.DataFrame:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=str(RESULTS / "real_headlines.csv"))
+    p.add_argument("--episode-effects", action="store_true", help="fit with episode slowness")
+    p.add_argument("--out", default=None, help="default: studies/results/real_headlines[_episode_effects].csv")
     args = p.parse_args(argv)
+    out = args.out or str(RESULTS / f"real_headlines{'_episode_effects' if args.episode_effects else ''}.csv")
     sets = {"llm_colosseum_season": [rtanalysis.example_data("llm-colosseum")], **SETS}
     frames = []
     for name, paths in sets.items():
@@ -62,17 +66,20 @@ def main(argv=None) -> int:
         observed = ep[ep["clock"] != "paused"].groupby("model")["success"].mean().rename("observed")
         for ended in readings:
             t0 = time.time()
-            res = rtanalysis.fit(logs, rtanalysis.ModelSpec(ended=ended), progress=False, seed=args.seed)
+            res = rtanalysis.fit(logs, rtanalysis.ModelSpec(ended=ended, episode_effects=args.episode_effects), progress=False, seed=args.seed)
             f = pooled(res).join(observed, on="model")
             f.insert(0, "set", name)
             f.insert(1, "reading", ended)
             f["ended_episodes"] = n_ended
+            f["episode_effects"] = args.episode_effects
             f["gate_ok"] = bool(res.diagnostics["ok"])
+            f["first_try"] = "retried" not in res.diagnostics
+            f["max_rhat"] = round(float(res.diagnostics["max_rhat"]), 4)
             f["seconds"] = round(time.time() - t0, 1)
             frames.append(f)
             print(f.round(3).to_string(index=False), flush=True)
-    pd.concat(frames, ignore_index=True).round(4).to_csv(args.out, index=False)
-    print(f"wrote {args.out}")
+    pd.concat(frames, ignore_index=True).round(4).to_csv(out, index=False)
+    print(f"wrote {out}")
     return 0
 
 

@@ -97,8 +97,8 @@ class ModelSpec:
         as they do when a hard state slows the agent for many decisions in a row; normal latency family
         without item time intensities or latency by correctness only (elsewhere decisions stay independent:
         :attr:`episode_latency`). ``False`` (default): decisions independent given their cell. Not yet the default:
-        on the bundled LLM Colosseum season its posterior has two modes (the silence hurdle's two readings of the
-        timeouts), and the fit fails the gate.
+        its coverage over the simulator's presets at the defaults is still being measured
+        (``docs/validation.md``).
 
     A spec is validated when made: an unknown name or a part that needs the normal latency family
     with another one raises :class:`~rtanalysis.errors.UsageError` (a ``ValueError``).
