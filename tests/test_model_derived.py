@@ -204,15 +204,18 @@ def test_row_quantiles_are_nanquantile():
     np.testing.assert_array_equal(_row_quantiles(x, [0.05, 0.5, 0.95]), expected)
 
 
-@pytest.mark.parametrize("item_latency, mixture", [(False, False), (True, False), (False, True)])
-def test_all_rows_at_once_equal_row_by_row(sim_data, item_latency, mixture):
+@pytest.mark.parametrize("item_latency, mixture, slowness", [(False, False, False), (True, False, False),
+                                                             (False, True, False), (False, False, True)])
+def test_all_rows_at_once_equal_row_by_row(sim_data, item_latency, mixture, slowness):
     # compute() takes every row's windows as columns of one array where it can; the row-by-row loop (which
-    # also covers episode slowness and the latency of wrong decisions) is the reference, at λ and under a
-    # lent latency
+    # also covers the latency of wrong decisions) is the reference, at λ and under a lent latency, with
+    # episode slowness (its Gauss–Hermite average over every column at once) too
     from rtanalysis.model import derived
 
     _, d = sim_data
     p = _random_params(d, np.random.default_rng(11), item_latency, mixture)
+    if slowness:
+        p.latency_icc = np.random.default_rng(12).uniform(0.05, 0.9, (p.n, len(d.task_types)))
     der = Deriver(d, item_latency=item_latency)
     assert der._batchable(p)
     for lam, swap in ((1.0, None), (0.3, None), (1.0, {m: 0 for m in range(1, len(d.models))})):

@@ -34,6 +34,10 @@ model, one pointwise log-likelihood term per observation:
   item and censor point share one PSIS run. The acted decisions' factor 1 − π_m under the mode is
   left out: it is a function of π_m alone, the same in every structure.
 
+Under episode slowness (the default) a decision's latency and silence terms are its marginal ones (σ the
+total SD, the slowness integrated out): each decision predicted without its episode's others, the same
+form whichever structure is fitted, so structures with and without the slowness compare on equal terms.
+
 With the t or mixture family the acted latencies are not compared (their likelihood is on each cell's
 order statistics, not one term per decision; the latency family itself is chosen first, on the order
 statistics, by :mod:`.compare`): the outcomes and the silences are.
@@ -242,7 +246,7 @@ def silent_loo(posterior, p: ParamDraws, d: ModelData) -> pd.DataFrame:
     else:
         pi, prevalence = pi[keep], prevalence[keep]
         p_mode = silence_mode_probability(q.mu, q.sigma, q.family, q.shape, pi, prevalence, d, q.item_lat,
-                                          q.wrong_lat)
+                                          q.wrong_lat, q.latency_icc)
     elpd, lpd, khat = _blocked_loo(lambda rows: silent_log_likelihood(q, groups.iloc[rows], pi, p_mode, d),
                                    len(groups))
     return groups.assign(elpd_loo=elpd, lpd=lpd, pareto_k=khat)

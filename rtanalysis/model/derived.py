@@ -564,14 +564,14 @@ class Deriver:
     def compute(self, p: ParamDraws, lam: float = 1.0, swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
         """Draws (rows × S) of every quantity; ``swap`` maps a row's model index to the model whose
         latency (μ, σ, silence) it borrows (``as:<model>`` counterfactual). All rows at once
-        (``_compute_batched``) where the draws have neither episode slowness nor a latency of wrong
-        decisions to mix in and the capability is kept; row by row (``_compute_by_row``) otherwise."""
+        (``_compute_batched``) where the draws have no latency of wrong decisions to mix in and the
+        capability is kept; row by row (``_compute_by_row``) otherwise."""
         if self._batchable(p):
             return self._compute_batched(p, lam, swap)
         return self._compute_by_row(p, lam, swap)
 
     def _batchable(self, p: ParamDraws) -> bool:
-        if p.latency_icc is not None or (p.wrong_lat is not None and any(self._q_wrong.values())):
+        if p.wrong_lat is not None and any(self._q_wrong.values()):
             return False
         return p.n * sum(len(s.class_weight) for s in self._row_cache) * 8 <= CAPABILITY_CACHE_BYTES
 
@@ -628,28 +628,22 @@ class Deriver:
         # in _timing_split's order: μ + the item's shift (item -1: the last column, 0) + log λ
         mu = p.mu[:, u, lat, k] + p.item_shift(L["item"]) + np.log(lam)
         sigma = p.sigma[:, u, lat, k]
-        fam = p.family
-        shape = at_model(fam, p.shape, lat)
-        pe = fam.cdf(L["open"][None, :], mu, sigma, **shape)
-        pl = fam.sf(L["close"][None, :], mu, sigma, **shape)
-        pi = p.silence[:, lat] if p.silence is not None else np.zeros((S, 1))
-        has_g = ~np.isnan(L["g"])
-        beyond = np.zeros_like(pl)
-        if has_g.any():
-            point = np.maximum(L["close"], np.where(has_g, L["g"], 0.0))[None, has_g]
-            beyond[:, has_g] = fam.sf(point, mu[:, has_g], sigma[:, has_g],
-                                      **{n: (v[:, has_g] if v.shape[1] > 1 else v) for n, v in shape.items()})
-        beyond = np.minimum(beyond, pl)
-        early, late, silent = (1 - pi) * pe, (1 - pi) * (pl - beyond), pi + (1 - pi) * beyond
         flat = np.array([(a, b, c) in self.uninformative for a, b, c in zip(lat, k, u)], dtype=bool)
+        logged = None
         if flat.any():  # constant latencies: every window misses with the logged rate, counted as late
-            early[:, flat], silent[:, flat] = 0.0, 0.0
             clocks = self.rows["clock"].to_numpy()
-            for c in np.flatnonzero(flat):
-                late[:, c] = self.logged_miss_draws(int(lat[c]), int(k[c]), clocks[L["row"][c]], int(u[c]), S)
-        q = np.clip(early + late + silent, 0.0, 1.0)
-        log_keep = np.log1p(-np.minimum(p.fatality[:, k] * q, 1 - 1e-16))  # as _keep
-        keep = np.exp(np.asarray((L["pattern"] @ log_keep.T).T))  # (S, classes); 1 for a paused row's classes
+            logged = np.stack([self.logged_miss_draws(int(lat[c]), int(k[c]), clocks[L["row"][c]], int(u[c]), S)
+                               for c in np.flatnonzero(flat)], axis=1)
+        early, late, silent = self._window_split(p, L, lat, mu, sigma, flat, logged)
+        if p.latency_icc is None:
+            keep = self._keep_columns(p, L, early + late + silent)  # (S, classes); 1 for a paused row's classes
+        else:  # episode slowness: as _keep_over_slowness, over every column at once
+            icc = np.clip(p.latency_icc[:, k], 0.0, 1.0)
+            between, within = np.sqrt(icc) * sigma, np.sqrt(1.0 - icc) * sigma
+            keep = 0.0
+            for z, w in zip(*SLOWNESS_GH):
+                keep = keep + w * self._keep_columns(p, L, sum(self._window_split(p, L, lat, mu + between * z, within,
+                                                                                  flat, logged)))
         p_cap = np.asarray((L["class_row"].T @ cap.T).T)  # (S, rows)
         p_s = np.asarray((L["class_row"].T @ (cap * keep).T).T)
         by_row = lambda x: np.asarray((L["column_row"].T @ (x * L["dec"]).T).T)  # noqa: E731
@@ -666,6 +660,35 @@ class Deriver:
         p_t[:, ~timed], share[:, ~timed] = 1.0, 0.0
         out.update(p_success=p_s, p_capable=p_cap, p_timely=p_t, share_timing=share, **shares)
         return {q_: np.ascontiguousarray(out[q_].T) for q_ in QUANTITIES}
+
+    @staticmethod
+    def _window_split(p: ParamDraws, L: dict, lat, mu, sigma, flat, logged) -> tuple:
+        """(early, late, silent), (S, columns) each, of :meth:`_layout`'s columns at log-latency mean ``mu`` and
+        SD ``sigma`` (as ``_timing_split``); ``flat`` columns (constant latencies) miss at their ``logged``
+        rate, counted as late."""
+        fam = p.family
+        shape = at_model(fam, p.shape, lat)
+        pe = fam.cdf(L["open"][None, :], mu, sigma, **shape)
+        pl = fam.sf(L["close"][None, :], mu, sigma, **shape)
+        pi = p.silence[:, lat] if p.silence is not None else np.zeros((p.n, 1))
+        has_g = ~np.isnan(L["g"])
+        beyond = np.zeros_like(pl)
+        if has_g.any():
+            point = np.maximum(L["close"], np.where(has_g, L["g"], 0.0))[None, has_g]
+            beyond[:, has_g] = fam.sf(point, mu[:, has_g], sigma[:, has_g],
+                                      **{n: (v[:, has_g] if v.shape[1] > 1 else v) for n, v in shape.items()})
+        beyond = np.minimum(beyond, pl)
+        early, late, silent = (1 - pi) * pe, (1 - pi) * (pl - beyond), pi + (1 - pi) * beyond
+        if logged is not None:
+            early[:, flat], silent[:, flat], late[:, flat] = 0.0, 0.0, logged
+        return early, late, silent
+
+    @staticmethod
+    def _keep_columns(p: ParamDraws, L: dict, q) -> np.ndarray:
+        """(S, classes) P(no fatal miss) of every timing class, from each column's P(miss) ``q`` (as _keep)."""
+        q = np.clip(q, 0.0, 1.0)
+        log_keep = np.log1p(-np.minimum(p.fatality[:, L["k"]] * q, 1 - 1e-16))
+        return np.exp(np.asarray((L["pattern"] @ log_keep.T).T))
 
     def _compute_by_row(self, p: ParamDraws, lam: float = 1.0,
                         swap: dict[int, int] | None = None) -> dict[str, np.ndarray]:
