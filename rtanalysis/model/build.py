@@ -357,9 +357,19 @@ def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, it
     prevalence = _prior("silence_prevalence")
     if episode_cells is not None:
         with_mode, without_mode = _episode_silences(d, mu, sigma, fam, silence, episode_cells)
-        pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
-                                                           pt.log1p(-prevalence) + without_mode)))
-        return
+    else:
+        with_mode, without_mode = _decision_silences(d, mu, sigma, fam, shape, silence, item_lat, wrong)
+    # the acted decisions' factor 1 − π under the mode
+    E = _pad(d.exposure, {"m": 0, "n_acted": 0})
+    em = _data("exp_m", E["m"], "int64")
+    with_mode = pt.inc_subtensor(with_mode[em], _data("exp_n", E["n_acted"], "float64") * pt.log1p(-silence[em]))
+    pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
+                                                       pt.log1p(-prevalence) + without_mode)))
+
+
+def _decision_silences(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, silence, item_lat=None, wrong=None):
+    """Per model, the silences' log-likelihood with the no-answer mode and without, each silence on its
+    own: per group of ``d.censored`` (cell, item, censor point), log[π + (1 − π)·S(g)] and log S(g)."""
     C = _pad(d.censored, {"m": 0, "i": -1, "cell": 0, "log_close": 0.0, "count": 0})
     cell = _data("cens_cell", C["cell"], "int64")
     cm_ = _data("cens_m", C["m"], "int64")
@@ -371,23 +381,16 @@ def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, it
     else:
         log_s = mixed_log_sf(fam.pt_logsf, log_c, mu_c, sigma[cell], wrong[0][cell], wrong[1][cell], pt.logaddexp,
                              pt.log, pt.log1p, **shape_at(fam, shape, cm_))
-    E = _pad(d.exposure, {"m": 0, "n_acted": 0})
-    em = _data("exp_m", E["m"], "int64")
-    en = _data("exp_n", E["n_acted"], "float64")
     zeros = pt.zeros(_dim("model"))
-    with_mode = pt.inc_subtensor(zeros[cm_], count * pt.logaddexp(pt.log(silence[cm_]),
-                                                                  pt.log1p(-silence[cm_]) + log_s))
-    with_mode = pt.inc_subtensor(with_mode[em], en * pt.log1p(-silence[em]))
-    without_mode = pt.inc_subtensor(zeros[cm_], count * log_s)
-    pm.Potential("silence_hurdle", pt.sum(pt.logaddexp(pt.log(prevalence) + with_mode,
-                                                       pt.log1p(-prevalence) + without_mode)))
+    return (pt.inc_subtensor(zeros[cm_], count * pt.logaddexp(pt.log(silence[cm_]), pt.log1p(-silence[cm_]) + log_s)),
+            pt.inc_subtensor(zeros[cm_], count * log_s))
 
 
 def _episode_silences(d: ModelData, mu, sigma, fam: LatencyFamily, silence, L):
-    """Per model, the silences' log-likelihood with its no-answer mode (with the acted decisions' factor
-    1 − π) and without, under episode slowness: per group of alike episodes
-    (:func:`.data.silent_episode_table`) :func:`.families.episode_silence_loglik`, the slowness given the
-    episode's acted latencies where its cell is in the latency likelihood (else its prior)."""
+    """Per model, the silences' log-likelihood with the no-answer mode and without, under episode slowness:
+    per group of alike episodes (:func:`.data.silent_episode_table`) :func:`.families.episode_silence_loglik`,
+    the slowness given the episode's acted latencies where its cell is in the latency likelihood (else its
+    prior)."""
     A = silent_episode_arrays(d.silent_episodes)
     cell = _data("sep_cell", A["cell"], "int64")
     n = _data("sep_n", A["n"] * informative_cells(L)[A["cell"]], "float64")
@@ -400,11 +403,7 @@ def _episode_silences(d: ModelData, mu, sigma, fam: LatencyFamily, silence, L):
                                                lambda x, axis: pm.math.logsumexp(x, axis=axis, keepdims=False),
                                                pt.sqrt)
     zeros = pt.zeros(_dim("model"))
-    E = _pad(d.exposure, {"m": 0, "n_acted": 0})
-    em = _data("exp_m", E["m"], "int64")
-    with_mode = pt.inc_subtensor(zeros[m], c * with_g)
-    with_mode = pt.inc_subtensor(with_mode[em], _data("exp_n", E["n_acted"], "float64") * pt.log1p(-silence[em]))
-    return with_mode, pt.inc_subtensor(zeros[m], c * without_g)
+    return pt.inc_subtensor(zeros[m], c * with_g), pt.inc_subtensor(zeros[m], c * without_g)
 
 
 #: an item with at least this many episodes gets a centred effect, fewer a non-centred one

@@ -466,8 +466,9 @@ PAD_LOG_CLOSE = -50.0
 def silent_episode_arrays(t: pd.DataFrame) -> dict:
     """:func:`silent_episode_table` as dense arrays: per group (G,) ``cell``, ``n``, ``xbar``, ``c``; per
     group and censor point (G, R) ``log_close`` and ``count``, padded with count 0 (R the most censor points
-    of a group). No group: one group of no episodes (``c`` = 0), so the model's graph is the same."""
-    if not len(t):
+    of a group). No group (or no table): one group of no episodes (``c`` = 0), so the model's graph is the
+    same."""
+    if t is None or not len(t):
         t = pd.DataFrame({"g": [0], "cell": [0], "n": [0], "xbar": [0.0], "log_close": [PAD_LOG_CLOSE],
                           "count": [0], "c": [0]})
     g = t["g"].to_numpy()
