@@ -67,7 +67,7 @@ def latency_params(d: ModelData):
 
 
 def latency_informed(d: ModelData) -> bool:
-    """Some latency cell is in the latency likelihood (:func:`informative_cells`)."""
+    """Some latency cell is in the latency likelihood (:func:`.data.informative_cells`)."""
     return bool(len(d.latency)) and bool(informative_cells(d.latency).any())
 
 
@@ -352,7 +352,7 @@ def _silence_hurdle(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict, it
     (latency by correctness): S(g) is the cell's mixture of correct and wrong decisions (its wrong
     share q of the labelled ones: a silence has no content to label). ``episode_cells`` (the latency
     table, with episode slowness): an episode's silences share its slowness, given its acted latencies
-    (:func:`_episode_silences`)."""
+    (``_episode_silences``)."""
     silence = _prior("silence", dims="model")
     prevalence = _prior("silence_prevalence")
     if episode_cells is not None:

@@ -102,7 +102,7 @@ def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, pre
     likelihoods (what :func:`.build.build_model` marginalises). Computed a block of draws at a time:
     several (draws × censored groups) arrays would be alive at once otherwise. ``wrong_lat``: latency
     by correctness (:func:`censored_log_sf`); ``latency_icc`` (S, task_type): episode slowness, an
-    episode's silences given its acted latencies (:func:`_episode_silences`)."""
+    episode's silences given its acted latencies (``_episode_silences``)."""
     S, n_m = pi.shape
     C, E = d.censored, d.exposure
     with_mode = np.zeros((S, n_m))
