@@ -319,7 +319,7 @@ def shape_notes(structure: pd.DataFrame | None, ci_prob: float, slowness: bool =
             + (": the model lets an episode's decisions share a slowness (Methods), so its P(timely) has the "
                "misses cluster as the logs do." if slowness else
                ", and this fit treats its decisions as independent, so its intervals on P(timely) are too narrow "
-               "there: refit without `--no-episode-effects` (`ModelSpec(episode_effects=True)`, the default: an episode's decisions "
+               "there: refit with `--episode-effects` (`ModelSpec(episode_effects=True)`: an episode's decisions "
                "share a slowness; normal latency family, without item time intensities or latency by "
                "correctness). " + NOT_ALLOWED))
     return out
