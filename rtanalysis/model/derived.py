@@ -21,7 +21,7 @@ from scipy.special import expit, log_expit, logsumexp
 from ..schema import TIMED_CLOCKS
 from .data import ModelData, informative_cells, silent_episode_arrays
 from .families import (FAMILIES, SILENT_SLOWNESS_NODES, WRONG_SHARE_FLOOR, LatencyFamily, at_model, episode_silence_loglik,
-                       family, mixed_log_sf)
+                       family, mixed_log_sf, normal_gauss_hermite)
 
 QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late", "p_silent")
 
@@ -753,8 +753,8 @@ class Deriver:
 
 #: Gauss–Hermite nodes over an episode's slowness (``Deriver._keep_over_slowness``)
 SLOWNESS_NODES = 12
-#: the nodes and weights for a standard normal (probabilists' Hermite, weights summing to 1)
-SLOWNESS_GH = (lambda x, w: (x, w / w.sum()))(*np.polynomial.hermite_e.hermegauss(SLOWNESS_NODES))
+#: their nodes and weights (:func:`.families.normal_gauss_hermite`)
+SLOWNESS_GH = normal_gauss_hermite(SLOWNESS_NODES)
 
 
 def _keep(fatality: np.ndarray, q: np.ndarray, pattern: np.ndarray) -> np.ndarray:

@@ -287,11 +287,18 @@ def mixed_log_sf(fam_logsf, log_point, mu, sigma, shift, q, logaddexp, log, log1
                      log(q) + fam_logsf(log_point, mu + shift, sigma, **shape))
 
 
+def normal_gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` Gauss–Hermite nodes and weights for an expectation over a standard normal (probabilists'
+    Hermite, the weights summing to 1)."""
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return x, w / w.sum()
+
+
 #: Gauss–Hermite nodes over an episode's slowness given its acted latencies, in the silences' censored term
 #: (:func:`episode_silence_loglik`)
 SILENT_SLOWNESS_NODES = 32
-#: the nodes and log-weights for a standard normal (probabilists' Hermite, weights summing to 1)
-SILENT_SLOWNESS_GH = (lambda x, w: (x, np.log(w / w.sum())))(*np.polynomial.hermite_e.hermegauss(SILENT_SLOWNESS_NODES))
+#: their nodes and log-weights (:func:`normal_gauss_hermite`)
+SILENT_SLOWNESS_GH = (lambda x, w: (x, np.log(w)))(*normal_gauss_hermite(SILENT_SLOWNESS_NODES))
 
 
 def episode_silence_loglik(logsf, log_close, count, mu, sigma, icc, n, xbar, log_pi, log1m_pi, logaddexp,
