@@ -1,7 +1,11 @@
 """Fit speed, side by side: N vs 100×N episodes, nutpie vs PyMC NUTS, aggregated vs per-row likelihood
 at 10^4 and 10^5 episodes, and the CLI on data/example. Prints seconds and ratios.
 
-    .venv/bin/python benchmarks/bench_fit.py [--quick] [--skip-per-row-1e5]
+    .venv/bin/python benchmarks/bench_fit.py [--quick] [--skip-per-row-1e5] [--episode-effects-only]
+
+``--episode-effects-only``: only the fit at the package's defaults with independent decisions against the
+same with episode slowness (``ModelSpec(episode_effects=True)``), on ``leaderboard60`` at 9.6k and 10^5
+episodes (the survival issue's speed budget: at most 2x, and 10^5 episodes in at most 5 min).
 
 numpyro is compared when the ``bench`` extra is installed (``pip install -e '.[bench]'``).
 The per-row baseline is the same model with the same priors and the same sampler, its likelihood
@@ -55,12 +59,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-per-row-1e5", action="store_true")
+    ap.add_argument("--episode-effects-only", action="store_true")
     args = ap.parse_args(argv)
     rows = []
 
     def row(name, a, ta, b, tb, note=""):
         rows.append((name, a, ta, b, tb, note))
         print(f"  {name}: {a} {ta:.1f} s, {b} {tb:.1f} s, ratio {tb / ta:.2f} {note}", file=sys.stderr, flush=True)
+
+    if args.episode_effects_only:
+        episode_effects_rows(row, args.quick)
+        return print_rows(rows)
 
     cells = 12  # toy design: 3 models × 2 task types × 2 clocks
     small = toy_load(n_per_cell=20, seed=1, labelled=False)
@@ -105,6 +114,34 @@ def main(argv=None):
         t4, r4 = fit_time(small, sampler="numpyro")
         row("sampler, same model (2x500)", "nutpie", t1, "numpyro", t4, f"gap {max_gap(r1, r4):.2f} SD")
 
+    episode_effects_rows(row, args.quick)
+    print_rows(rows)
+
+
+def episode_effects_rows(row, quick: bool) -> None:
+    """Independent decisions against episode slowness, each at the package's defaults (4 x 1000 draws, the
+    gate and its retry), on leaderboard60 at its own size (9.6k episodes) and at 10^5 (warm caches)."""
+    from rtanalysis.model.fit import DEFAULT_CHAINS, DEFAULT_DRAWS
+    from rtanalysis.model.spec import ModelSpec
+    from rtanalysis.simulate import simulate
+
+    sizes = [{"tasks": 4, "seeds": 1}] if quick else [{}, {"tasks": 100, "seeds": 3}]
+    for size in sizes:
+        lr = simulate("leaderboard60", seed=0, **size).load()
+        for ee in (False, True):  # warm PyTensor's compile cache for both graphs
+            fit_time(lr, spec=ModelSpec(episode_effects=ee), draws=20, tune=20)
+        opts = dict(draws=DEFAULT_DRAWS, chains=DEFAULT_CHAINS, tune="auto")
+        (ta, ra), (tb, rb) = (fit_time(lr, spec=ModelSpec(episode_effects=ee), **opts) for ee in (False, True))
+        retried = ", ".join(f"{n} {'retried' if 'retried' in r.diagnostics else 'first try'}"
+                            for n, r in (("independent", ra), ("slowness", rb)))
+        row(f"defaults, leaderboard60 {len(lr.episodes)} episodes", "independent", ta, "slowness", tb,
+            f"target <= 2; {retried}")
+        sa, sb = (r.diagnostics.get("sampling_only_seconds", np.nan) for r in (ra, rb))
+        row("  the same, NUTS only", "independent", sa, "slowness", sb,
+            f"mean tree size {tree_size(ra):.0f} vs {tree_size(rb):.0f} leapfrog steps")
+
+
+def print_rows(rows) -> None:
     print(f"{'benchmark':<78} {'A':>11} {'s':>7} {'B':>11} {'s':>7} {'B/A':>7}  note")
     for name, a, ta, b, tb, note in rows:
         print(f"{name:<78} {a:>11} {ta:7.1f} {b:>11} {tb:7.1f} {tb / ta:7.2f}  {note}")

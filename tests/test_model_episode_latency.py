@@ -115,3 +115,30 @@ def test_silences_share_their_episodes_slowness():
         np.testing.assert_allclose(float(ds["silence_hurdle"].values.ravel()[0]), want.sum(), rtol=0, atol=1e-4)
         mode = silence_mode_probability(p.mu, p.sigma, p.family, p.shape, pi, prev, d, latency_icc=p.latency_icc)
         np.testing.assert_allclose(mode[0], np.exp(np.log(prev) + with_mode - want), atol=1e-5)
+
+
+def test_one_silence_in_closed_form_equals_its_integral():
+    """An episode with one silence enters in closed form, E_s S(g | μ + s, σ_w) = S(g | centre, √(v + σ_w²)):
+    equal, with the no-answer mode and without, to the integral over the slowness by adaptive quadrature
+    (scipy), at points from a wide range of spreads, shares and acted counts (n = 0: the prior alone)."""
+    from scipy import integrate, stats
+
+    from rtanalysis.model.families import family, single_silence_loglik, slowness_given_acted
+
+    rng = np.random.default_rng(5)
+    G = 12
+    mu, sigma, icc = rng.normal(1.0, 1.0, G), rng.uniform(0.2, 2.0, G), rng.uniform(0.01, 0.95, G)
+    n, xbar = rng.integers(0, 30, G).astype(float), rng.normal(1.5, 1.0, G)
+    log_close, pi = rng.normal(1.5, 1.5, G), rng.uniform(0.01, 0.6, G)
+    with_mode, without = single_silence_loglik(family("normal").logsf, log_close, mu, sigma, icc, n, xbar, np.log(pi),
+                                               np.log1p(-pi), np.logaddexp, np.sqrt)
+    centre, v, sd_w = slowness_given_acted(mu, sigma, icc, n, xbar, np.sqrt)
+    for j in range(G):
+        def mean_sf(p_no, j=j):
+            return integrate.quad(lambda x: stats.norm.pdf(x, centre[j], np.sqrt(v[j]))
+                                  * (p_no + (1 - p_no) * stats.norm.sf(log_close[j], x, sd_w[j])),
+                                  centre[j] - 14 * np.sqrt(v[j]), centre[j] + 14 * np.sqrt(v[j]), epsabs=0,
+                                  epsrel=1e-12, limit=400)[0]
+        np.testing.assert_allclose([with_mode[j], without[j]], np.log([mean_sf(pi[j]), mean_sf(0.0)]), rtol=0,
+                                   atol=1e-8)
+    assert np.ptp(without) > 3  # the points reach from near-certain silences to rare ones

@@ -12,7 +12,8 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .data import ModelData, informative_cells, silent_episode_arrays
-from .families import WRONG_SHARE_FLOOR, LatencyFamily, episode_silence_loglik, family, mixed_log_sf
+from .families import (WRONG_SHARE_FLOOR, LatencyFamily, episode_silence_loglik, family, mixed_log_sf,
+                       single_silence_loglik)
 from .priors import LEAK, PRIORS, latency_prior_fill
 from .spec import ModelSpec
 
@@ -388,22 +389,27 @@ def _decision_silences(d: ModelData, mu, sigma, fam: LatencyFamily, shape: dict,
 
 def _episode_silences(d: ModelData, mu, sigma, fam: LatencyFamily, silence, L):
     """Per model, the silences' log-likelihood with the no-answer mode and without, under episode slowness:
-    per group of alike episodes (:func:`.data.silent_episode_table`) :func:`.families.episode_silence_loglik`,
-    the slowness given the episode's acted latencies where its cell is in the latency likelihood (else its
-    prior)."""
-    A = silent_episode_arrays(d.silent_episodes)
-    cell = _data("sep_cell", A["cell"], "int64")
-    n = _data("sep_n", A["n"] * informative_cells(L)[A["cell"]], "float64")
-    xbar, c = _data("sep_xbar", A["xbar"], "float64"), _data("sep_c", A["c"], "float64")
-    log_close, count = _data("sep_log_close", A["log_close"], "float64"), _data("sep_count", A["count"], "float64")
+    per group of alike episodes (:func:`.data.silent_episode_table`), the slowness given the episode's acted
+    latencies where its cell is in the latency likelihood (else its prior); an episode with one silence in
+    closed form (:func:`.families.single_silence_loglik`), one with several by
+    :func:`.families.episode_silence_loglik`."""
     model = pm.modelcontext(None)
-    icc, m = model["latency_icc"][model["lat_k"][cell]], model["lat_m"][cell]
-    with_g, without_g = episode_silence_loglik(fam.pt_logsf, log_close, count, mu[cell], sigma[cell], icc, n, xbar,
-                                               pt.log(silence[m]), pt.log1p(-silence[m]), pt.logaddexp,
-                                               lambda x, axis: pm.math.logsumexp(x, axis=axis, keepdims=False),
-                                               pt.sqrt)
-    zeros = pt.zeros(_dim("model"))
-    return pt.inc_subtensor(zeros[m], c * with_g), pt.inc_subtensor(zeros[m], c * without_g)
+    with_mode, without_mode = pt.zeros(_dim("model")), pt.zeros(_dim("model"))
+    for part, A in zip(("sep1", "sep"), silent_episode_arrays(d.silent_episodes), strict=True):
+        cell = _data(f"{part}_cell", A["cell"], "int64")
+        n = _data(f"{part}_n", A["n"] * informative_cells(L)[A["cell"]], "float64")
+        xbar, c = _data(f"{part}_xbar", A["xbar"], "float64"), _data(f"{part}_c", A["c"], "float64")
+        log_close = _data(f"{part}_log_close", A["log_close"], "float64")
+        icc, m = model["latency_icc"][model["lat_k"][cell]], model["lat_m"][cell]
+        per_episode = (mu[cell], sigma[cell], icc, n, xbar, pt.log(silence[m]), pt.log1p(-silence[m]))
+        if "count" in A:
+            with_g, without_g = episode_silence_loglik(
+                fam.pt_logsf, log_close, _data(f"{part}_count", A["count"], "float64"), *per_episode, pt.logaddexp,
+                lambda x, axis: pm.math.logsumexp(x, axis=axis, keepdims=False), pt.sqrt)
+        else:
+            with_g, without_g = single_silence_loglik(fam.pt_logsf, log_close, *per_episode, pt.logaddexp, pt.sqrt)
+        with_mode, without_mode = pt.inc_subtensor(with_mode[m], c * with_g), pt.inc_subtensor(without_mode[m], c * without_g)
+    return with_mode, without_mode
 
 
 #: an item with at least this many episodes gets a centred effect, fewer a non-centred one

@@ -463,15 +463,27 @@ def informative_cells(L) -> np.ndarray:
 PAD_LOG_CLOSE = -50.0
 
 
-def silent_episode_arrays(t: pd.DataFrame) -> dict:
-    """:func:`silent_episode_table` as dense arrays: per group (G,) ``cell``, ``n``, ``xbar``, ``c``; per
-    group and censor point (G, R) ``log_close`` and ``count``, padded with count 0 (R the most censor points
-    of a group). No group (or no table): one group of no episodes (``c`` = 0), so the model's graph is the
-    same."""
-    if t is None or not len(t):
+def silent_episode_arrays(t: pd.DataFrame) -> tuple[dict, dict]:
+    """:func:`silent_episode_table` as dense arrays, in two parts: the groups whose episodes have one
+    silence (their term has a closed form, :func:`.families.single_silence_loglik`) and the others
+    (Gauss–Hermite, :func:`.families.episode_silence_loglik`). Each part has per group (G,) ``cell``,
+    ``n``, ``xbar``, ``c``; the single part (G,) ``log_close``, the other (G, R) ``log_close`` and
+    ``count``, padded with count 0 (R the most censor points of a group). An empty part (or no table):
+    one group of no episodes (``c`` = 0), so the model's graph is the same."""
+    if t is None:
+        t = pd.DataFrame({c: [] for c in SILENT_EPISODE_COLUMNS})
+    one = t.groupby("g")["count"].transform("sum").to_numpy() == 1
+    single, multi = (_dense_silences(t[sel]) for sel in (one, ~one))
+    single["log_close"] = single.pop("log_close")[:, 0]
+    del single["count"]
+    return single, multi
+
+
+def _dense_silences(t: pd.DataFrame) -> dict:
+    if not len(t):
         t = pd.DataFrame({"g": [0], "cell": [0], "n": [0], "xbar": [0.0], "log_close": [PAD_LOG_CLOSE],
                           "count": [0], "c": [0]})
-    g = t["g"].to_numpy()
+    g = np.unique(t["g"].to_numpy(), return_inverse=True)[1]  # this part's groups, numbered 0..G-1
     first = np.r_[True, g[1:] != g[:-1]]
     col = np.arange(len(t)) - np.maximum.accumulate(np.where(first, np.arange(len(t)), 0))
     G, R = int(g.max()) + 1, int(col.max()) + 1

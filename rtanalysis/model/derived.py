@@ -21,7 +21,7 @@ from scipy.special import expit, log_expit, logsumexp
 from ..schema import TIMED_CLOCKS
 from .data import ModelData, informative_cells, silent_episode_arrays
 from .families import (FAMILIES, SILENT_SLOWNESS_NODES, WRONG_SHARE_FLOOR, LatencyFamily, at_model, episode_silence_loglik,
-                       family, mixed_log_sf, normal_gauss_hermite)
+                       family, mixed_log_sf, normal_gauss_hermite, single_silence_loglik)
 
 QUANTITIES = ("p_success", "p_capable", "p_timely", "share_timing", "p_on_time", "p_early", "p_late", "p_silent")
 
@@ -135,25 +135,31 @@ def silence_mode_probability(mu, sigma, fam: LatencyFamily, shape: dict, pi, pre
 def _episode_silences(mu, sigma, pi, latency_icc, d: ModelData) -> tuple[np.ndarray, np.ndarray]:
     """(S, model) ×2: the silences' log-likelihood with the no-answer mode and without, under episode
     slowness, as ``build._episode_silences`` (the acted decisions' factor 1 − π aside)."""
-    A = silent_episode_arrays(d.silent_episodes)
     L = d.latency
-    cell = A["cell"]
-    m, k, u = (L[c].to_numpy()[cell] for c in ("m", "k", "u"))
-    n = A["n"] * informative_cells(L)[cell]
     fam = family("normal")
     S, n_m = pi.shape
     with_mode, without = np.zeros((S, n_m)), np.zeros((S, n_m))
-    onehot = np.zeros((len(cell), n_m))
-    onehot[np.arange(len(cell)), m] = A["c"]
-    step = max(1, SILENCE_CHUNK_ELEMENTS // max(1, A["log_close"].size * SILENT_SLOWNESS_NODES))
-    for a in range(0, S, step):
-        b = slice(a, a + step)
-        pim = pi[b][:, m]
-        with np.errstate(divide="ignore"):
-            w, wo = episode_silence_loglik(fam.logsf, A["log_close"], A["count"], mu[b][:, u, m, k], sigma[b][:, u, m, k],
-                                           latency_icc[b][:, k], n, A["xbar"], np.log(pim), np.log1p(-pim), np.logaddexp,
-                                           logsumexp, np.sqrt)
-        with_mode[b], without[b] = w @ onehot, wo @ onehot
+    for A in silent_episode_arrays(d.silent_episodes):
+        cell = A["cell"]
+        m, k, u = (L[c].to_numpy()[cell] for c in ("m", "k", "u"))
+        n = A["n"] * informative_cells(L)[cell]
+        onehot = np.zeros((len(cell), n_m))
+        onehot[np.arange(len(cell)), m] = A["c"]
+        nodes = SILENT_SLOWNESS_NODES if "count" in A else 1
+        step = max(1, SILENCE_CHUNK_ELEMENTS // max(1, A["log_close"].size * nodes))
+        for a in range(0, S, step):
+            b = slice(a, a + step)
+            pim = pi[b][:, m]
+            per_episode = (mu[b][:, u, m, k], sigma[b][:, u, m, k], latency_icc[b][:, k], n, A["xbar"], np.log(pim),
+                           np.log1p(-pim))
+            with np.errstate(divide="ignore"):
+                if "count" in A:
+                    w, wo = episode_silence_loglik(fam.logsf, A["log_close"], A["count"], *per_episode, np.logaddexp,
+                                                   logsumexp, np.sqrt)
+                else:
+                    w, wo = single_silence_loglik(fam.logsf, A["log_close"], *per_episode, np.logaddexp, np.sqrt)
+            with_mode[b] += w @ onehot
+            without[b] += wo @ onehot
     return with_mode, without
 
 

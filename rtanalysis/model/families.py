@@ -301,25 +301,40 @@ SILENT_SLOWNESS_NODES = 32
 SILENT_SLOWNESS_GH = (lambda x, w: (x, np.log(w)))(*normal_gauss_hermite(SILENT_SLOWNESS_NODES))
 
 
-def episode_silence_loglik(logsf, log_close, count, mu, sigma, icc, n, xbar, log_pi, log1m_pi, logaddexp,
-                           logsumexp, sqrt) -> tuple:
-    """(with the no-answer mode, without) log-likelihood of one episode's silences under episode slowness:
-    log E_s Π_j [π + (1 − π)·S(g_j | μ + s, σ_w)]^count_j, without the mode π = 0. The slowness s is
-    drawn from its conditional given the episode's ``n`` acted log-latencies of mean ``xbar`` — normal
-    with mean nτ²(x̄ − μ)/(σ_w² + nτ²) and variance τ²σ_w²/(σ_w² + nτ²), τ² = rσ², σ_w² = (1 − r)σ²
-    (r = ``icc``) — so that with the acted decisions' marginal term (``build._latency_likelihood``) the
-    episode's likelihood is exact up to the quadrature (:data:`SILENT_SLOWNESS_NODES` nodes centred on
-    that conditional). Shapes: per group ``mu``, ``sigma``, ``icc``, ``n``, ``xbar``, ``log_pi``,
-    ``log1m_pi`` (..., G); ``log_close``, ``count`` (G, R), padded with count 0. One formula for the
-    model (PyTensor's functions) and the derived quantities (numpy's)."""
-    z, log_w = SILENT_SLOWNESS_GH
+def slowness_given_acted(mu, sigma, icc, n, xbar, sqrt) -> tuple:
+    """(centre, variance, within-episode SD): an episode's mean log-latency μ + s given its ``n`` acted
+    log-latencies of mean ``xbar`` is normal with mean μ + nτ²(x̄ − μ)/V and variance τ²σ_w²/V, τ² = rσ²,
+    σ_w² = (1 − r)σ², V = σ_w² + nτ² (r = ``icc``; n = 0: the prior, mean μ and variance τ²)."""
     var = sigma**2
     var_w, tau2 = var * (1 - icc), var * icc
     denom = var_w + n * tau2
-    centre = mu + n * tau2 * (xbar - mu) / denom
-    spread = sqrt(tau2 * var_w / denom)
-    at = centre[..., None] + spread[..., None] * z  # (..., G, Q) the episode's mean log-latency at each node
-    log_s = logsf(log_close[..., None], at[..., None, :], sqrt(var_w)[..., None, None])  # (..., G, R, Q)
+    return mu + n * tau2 * (xbar - mu) / denom, tau2 * var_w / denom, sqrt(var_w)
+
+
+def single_silence_loglik(logsf, log_close, mu, sigma, icc, n, xbar, log_pi, log1m_pi, logaddexp, sqrt) -> tuple:
+    """(with the no-answer mode, without) log-likelihood of an episode with one silence under episode
+    slowness, in closed form: E_s S(g | μ + s, σ_w) = S(g | centre, √(v + σ_w²)) for s normal
+    (:func:`slowness_given_acted`), so log[π + (1 − π)·S(g | centre, √(v + σ_w²))] and, without the mode,
+    log S(...). Per group (..., G): every argument but the functions."""
+    centre, v, sd_w = slowness_given_acted(mu, sigma, icc, n, xbar, sqrt)
+    log_s = logsf(log_close, centre, sqrt(v + sd_w**2))
+    return logaddexp(log_pi, log1m_pi + log_s), log_s
+
+
+def episode_silence_loglik(logsf, log_close, count, mu, sigma, icc, n, xbar, log_pi, log1m_pi, logaddexp,
+                           logsumexp, sqrt) -> tuple:
+    """(with the no-answer mode, without) log-likelihood of one episode's silences under episode slowness:
+    log E_s Π_j [π + (1 − π)·S(g_j | μ + s, σ_w)]^count_j, without the mode π = 0, for s from its
+    conditional given the episode's acted latencies (:func:`slowness_given_acted`), so that with the acted
+    decisions' marginal term (``build._latency_likelihood``) the episode's likelihood is exact up to the
+    quadrature (:data:`SILENT_SLOWNESS_NODES` nodes centred on that conditional). An episode with one
+    silence has a closed form (:func:`single_silence_loglik`). Shapes: per group ``mu``, ``sigma``,
+    ``icc``, ``n``, ``xbar``, ``log_pi``, ``log1m_pi`` (..., G); ``log_close``, ``count`` (G, R), padded
+    with count 0. One formula for the model (PyTensor's functions) and the derived quantities (numpy's)."""
+    z, log_w = SILENT_SLOWNESS_GH
+    centre, v, sd_w = slowness_given_acted(mu, sigma, icc, n, xbar, sqrt)
+    at = centre[..., None] + sqrt(v)[..., None] * z  # (..., G, Q) the episode's mean log-latency at each node
+    log_s = logsf(log_close[..., None], at[..., None, :], sd_w[..., None, None])  # (..., G, R, Q)
     cnt = count[..., None]
     with_mode = (cnt * logaddexp(log_pi[..., None, None], log1m_pi[..., None, None] + log_s)).sum(axis=-2)
     without = (cnt * log_s).sum(axis=-2)
