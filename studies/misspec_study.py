@@ -139,8 +139,9 @@ def main(argv=None):
     r.add_argument("--clock-effects", action="store_true", help="fit clock effects (structure 'clock_effects')")
     r.add_argument("--latency-by-correctness", action="store_true",
                    help="fit a latency shift of wrong decisions (structure 'latency_by_correctness'; labelled fits only)")
-    r.add_argument("--episode-effects", action="store_true",
-                   help="let an episode's decisions share a slowness (ModelSpec(episode_effects=True))")
+    r.add_argument("--episode-effects", action=argparse.BooleanOptionalAction, default=True,
+                   help="let an episode's decisions share a slowness (ModelSpec(episode_effects=True), the default); "
+                        "--no-episode-effects: decisions independent (the default model before)")
     r.add_argument("--ignore-ended", action="store_true",
                    help="read every log as the whole episode (ModelSpec(ended='ignore'), the earlier model)")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")

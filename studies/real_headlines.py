@@ -6,13 +6,11 @@ it (``ended="ignore"``, the model before), and writes one row per set Ã— model Ã
 ``studies/results/real_headlines.csv``: the episodes, the logs' success rate and the modelled p_success,
 p_capable, p_timely and share_timing pooled over the model's timed rows (episode weights), with
 intervals, and whether the fit passed the gate. Logs without the field read the same either way and
-are listed with ``ended_episodes`` 0. The fits are made twice: with episode slowness
-(``--episode-effects``, ``ModelSpec(episode_effects=True)``), written to ``real_headlines.csv``, and with
-decisions independent (``--no-episode-effects``, the default), written to ``real_headlines_independent.csv``.
-Run from the repository root::
+are listed with ``ended_episodes`` 0. ``--no-episode-effects``: every fit with decisions independent
+(``ModelSpec(episode_effects=False)``, the default model before), written to
+``real_headlines_independent.csv``. Run from the repository root::
 
-    python studies/real_headlines.py [--seed 0] --episode-effects
-    python studies/real_headlines.py [--seed 0] --no-episode-effects
+    python studies/real_headlines.py [--seed 0] [--no-episode-effects]
 """
 
 from __future__ import annotations
@@ -54,9 +52,8 @@ def pooled(res) -> pd.DataFrame:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--episode-effects", action=argparse.BooleanOptionalAction,
-                   default=rtanalysis.ModelSpec().episode_effects,
-                   help="episode slowness; --no-episode-effects: decisions independent (the default)")
+    p.add_argument("--episode-effects", action=argparse.BooleanOptionalAction, default=True,
+                   help="episode slowness (the default); --no-episode-effects: decisions independent")
     p.add_argument("--out", default=None, help="default: studies/results/real_headlines[_independent].csv")
     args = p.parse_args(argv)
     out = args.out or str(RESULTS / f"real_headlines{'' if args.episode_effects else '_independent'}.csv")

@@ -1,7 +1,7 @@
-"""Episode slowness (``ModelSpec(episode_effects=True)``): an episode's log-latencies share a random
+"""Episode slowness (``ModelSpec(episode_effects=True)``, the default): an episode's log-latencies share a random
 intercept. The likelihood on grouped sufficient statistics equals the multivariate normal of each episode's
 decisions; the derived P(timely) integrates the slowness out; (slow) on the ``episode_effects`` preset, where
-decisions treated as independent (the default) put 12 % of 90 % intervals of p_timely around the truth
+decisions treated as independent (the default before episode slowness) put 12 % of 90 % intervals of p_timely around the truth
 (studies/results/misspec_defaults.csv), episode slowness recovers it."""
 
 import numpy as np

@@ -310,7 +310,7 @@ def test_loo_chooses_the_structure_that_generated_the_data(tmp_path, preset, gen
         gap = chosen.loc["base", "elpd_diff"] - chosen.loc[generated, "elpd_diff"]
         assert gap > max(MIN_ELPD_DIFF, SE_MULTIPLIER * chosen.loc["base", "se_diff"]), table
     info = json.loads((out / "diagnostics.json").read_text())
-    assert info["spec"] == {"latency_family": "normal", "structure": generated, "ended": "read", "episode_effects": False}
+    assert info["spec"] == {"latency_family": "normal", "structure": generated, "ended": "read", "episode_effects": True}
     back = FitResult.from_dir(out, sim.load())
     pd.testing.assert_frame_equal(back.structure_loo(), table)
     assert f"The model structure ({generated}) was chosen by PSIS-LOO" in loo_text(back)

@@ -40,11 +40,11 @@ def add_fit_arguments(p, draws: int | None = DEFAULT_DRAWS, chains: int | None =
                        help="read every log as the whole episode, whatever its `ended` field says (the model before "
                             "the survival reading, for comparison); by default an episode that says its failure "
                             "ended it is read as ending at its last logged decision")
-    model.add_argument("--episode-effects", dest="episode_effects", action="store_true",
-                       help="let an episode's decisions share a slowness (a random intercept on log-latency whose "
-                            "share of the variance is estimated per task type), for logs whose latencies are alike "
-                            "within episodes (the report's 'How these logs are shaped' says so); normal latency "
-                            "family without item time intensities or latency by correctness")
+    model.add_argument("--no-episode-effects", dest="episode_effects", action="store_false",
+                       help="take an episode's decisions as independent given their cell (the model before episode "
+                            "slowness, for comparison); by default they share a slowness, a random intercept on "
+                            "log-latency whose share of the variance is estimated per task type (normal latency "
+                            "family without item time intensities or latency by correctness)")
 
 
 def spec_from_args(args) -> ModelSpec:
@@ -57,7 +57,7 @@ def spec_from_args(args) -> ModelSpec:
         raise UsageError("--draws and --chains must be >= 1")
     check_ci_prob(args.ci_prob, "--ci-prob")
     return ModelSpec.from_parts(args.latency_family, args.structure, getattr(args, "ended", "read"),
-                                getattr(args, "episode_effects", False), **{name: getattr(args, name) for name in PARTS})
+                                getattr(args, "episode_effects", True), **{name: getattr(args, name) for name in PARTS})
 
 
 def fit_options(args) -> dict:

@@ -92,12 +92,12 @@ class ModelSpec:
         their last logged decision (the survival reading; logs without the field are read as whole episodes
         either way); ``ignore``: every log is read as the whole episode (the earlier model, for comparison).
     episode_effects
-        ``True``: an episode's decisions share a slowness, a random intercept on log-latency whose
+        ``True`` (default): an episode's decisions share a slowness, a random intercept on log-latency whose
         share of the variance (``latency_icc``) is estimated per task type, so misses cluster within episodes
         as they do when a hard state slows the agent for many decisions in a row; normal latency family
         without item time intensities or latency by correctness only (elsewhere decisions stay independent:
-        :attr:`episode_latency`). ``False`` (default): decisions independent given their cell. Not yet the default:
-        a fit with it takes about 2.8 times as long (``docs/validation.md``, "Episode slowness").
+        :attr:`episode_latency`); an episode's silences share it too. ``False``: decisions independent given
+        their cell (the default model before, for comparison).
 
     A spec is validated when made: an unknown name or a part that needs the normal latency family
     with another one raises :class:`~rtanalysis.errors.UsageError` (a ``ValueError``).
@@ -107,7 +107,7 @@ class ModelSpec:
     latency_family: str = "normal"
     structure: str = "base"
     ended: str = "read"
-    episode_effects: bool = False
+    episode_effects: bool = True
 
     def __post_init__(self):
         if self.ended not in ENDED_READINGS:
@@ -128,7 +128,7 @@ class ModelSpec:
 
     @classmethod
     def from_parts(cls, latency_family: str = "normal", structure: str | None = None, ended: str = "read",
-                   episode_effects: bool = False, **parts: bool) -> "ModelSpec":
+                   episode_effects: bool = True, **parts: bool) -> "ModelSpec":
         """A spec from the parts as flags (``item_latency=True``, ...) or a structure name, not both."""
         unknown = sorted(set(parts) - set(PARTS))
         if unknown:
@@ -187,6 +187,7 @@ class ModelSpec:
     @classmethod
     def from_dict(cls, info: dict) -> "ModelSpec":
         """The spec :meth:`to_dict` wrote."""
-        # a fit saved before the survival reading read every log as the whole episode
+        # a fit saved before the survival reading read every log as the whole episode, one saved before
+        # episode slowness took decisions as independent
         return cls(info["latency_family"], info["structure"], info.get("ended", "ignore"),
                    bool(info.get("episode_effects", False)))

@@ -319,9 +319,9 @@ def shape_notes(structure: pd.DataFrame | None, ci_prob: float, slowness: bool =
             + (": the model lets an episode's decisions share a slowness (Methods), so its P(timely) has the "
                "misses cluster as the logs do." if slowness else
                ", and this fit treats its decisions as independent, so its intervals on P(timely) are too narrow "
-               "there: refit with `--episode-effects` (`ModelSpec(episode_effects=True)`: an episode's decisions "
-               "share a slowness; normal latency family, without item time intensities or latency by "
-               "correctness). " + NOT_ALLOWED))
+               "there: refit with the default episode slowness (drop `--no-episode-effects`; "
+               "`ModelSpec(episode_effects=True)`: an episode's decisions share a slowness; normal latency family, "
+               "without item time intensities or latency by correctness). " + NOT_ALLOWED))
     return out
 
 

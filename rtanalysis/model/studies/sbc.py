@@ -140,8 +140,10 @@ def prior_draws(t: Template, n: int, seed: int, latency_family: str = "normal"):
 
     from ..build import build_model
     from ..derived import param_draws
+    from ..spec import ModelSpec
 
-    model = build_model(t.data, latency_family, item_latency=t.item_latency)
+    # the default model's episode slowness (where the data allow it: ``build.has_episode_latency``)
+    model = build_model(t.data, latency_family, item_latency=t.item_latency, episode_latency=ModelSpec().episode_effects)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*Potentials.*")
         idata = pm.sample_prior_predictive(draws=n, model=model, random_seed=seed)
