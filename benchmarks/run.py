@@ -60,7 +60,8 @@ BENCHMARKS = {
     "setup": Benchmark("bench_setup.py", "model set-up (graph build + compile/load of the log-density) for three "
                        "data shapes (--backends: numba, C and JAX from empty caches)"),
     "fit": Benchmark("bench_fit.py", "fit time: N vs 100xN episodes, nutpie vs PyMC NUTS (and numpyro), "
-                     "aggregated vs per-row likelihood, the CLI on data/example", quick=("--quick",)),
+                     "aggregated vs per-row likelihood, the CLI on data/example (--episode-effects-only: the defaults, "
+                     "decisions independent vs episode slowness)", quick=("--quick",)),
     "kernel": Benchmark("bench_kernel.py", "the capability likelihood's gradient: PyTensor graph vs numba loop vs "
                         "NumPy, and the sampling time it implies", quick=("--tasks", "10", "--reps", "20")),
     "derived": Benchmark("bench_derived.py", "derived quantities: capability kept per set of draws vs recomputed "
