@@ -59,7 +59,8 @@ def test_log_prior_is_pymc_prior_density():
 
     res = rich_and_sparse_fit()
     post = res.idata["posterior"].to_dataset().isel(chain=[0], draw=slice(0, 5))
-    model = build_model(res.data, res.spec.latency_family)
+    model = build_model(res.data, res.spec.latency_family, item_latency=res.spec.item_latency,
+                        episode_latency=res.spec.episode_latency)  # the fit's own model
     lp, ll = log_prior_likelihood(model, post)
     with model:
         ref = compute_log_prior(xr.DataTree.from_dict({"posterior": post}), extend_inferencedata=False,

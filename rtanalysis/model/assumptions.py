@@ -14,8 +14,9 @@ COUNTERFACTUAL_ASSUMPTIONS: dict[str, str] = {
                                  "independent of the rest; a capable episode's decisions have the latency of the "
                                  "correct ones (wrong decisions' own shift is fitted: latency_by_correctness).",
     "environment_fixed": "Windows, give-up times and episode length are not changed by latency.",
-    "pure_scale": "A pure change of scale: every latency is multiplied by the same lambda; the spread, the tail, "
-                  "the share of the slow mode (mixture family) and the silence mode are unchanged.",
+    "pure_scale": "A pure change of scale: every latency is multiplied by the same lambda; the spread, the share "
+                  "of it an episode's decisions have in common (episode slowness), the tail, the share of the slow "
+                  "mode (mixture family) and the silence mode are unchanged.",
     "tail_valid": "The fitted parametric tail (log-normal, log-t or the two-mode mixture) holds at lambda times the observed latencies, "
                   "beyond the range the logs show.",
     "transport": "Transport: another model's latency distribution on this task type (median, spread, slow-mode share, silence) "
