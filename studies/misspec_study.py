@@ -7,8 +7,13 @@ Run:   .venv/bin/python studies/misspec_study.py run --reps 3 --draws 400 --chai
            --scores studies/results/misspec_scores.csv
        .venv/bin/python studies/misspec_study.py summary --scores studies/results/misspec_scores.csv \
            --out studies/results/misspec_baseline.csv
+       .venv/bin/python studies/misspec_study.py run ... --checks studies/results/misspec_checks.csv
+       .venv/bin/python studies/misspec_study.py detection --checks studies/results/misspec_checks.csv \
+           --out studies/results/misspec_detection.csv
 ``run`` appends one block of per-row scores per fit (replicates outermost, so an interrupted run
-still covers every preset); ``summary`` aggregates them per preset × labelled × quantity.
+still covers every preset); ``summary`` aggregates them per preset × labelled × quantity. With
+``--checks``, ``run`` also records which posterior predictive check families flag each fit, and
+``detection`` gives each family's detection rate per preset with its binomial interval over replicates.
 """
 
 from __future__ import annotations
@@ -32,32 +37,93 @@ def run(args) -> None:
     from rtanalysis.simulate.presets import MISSPEC_PRESETS
 
     presets = args.presets or list(MISSPEC_PRESETS)
-    done = done_runs(args.scores, ["preset", "labelled", "rep"])
+    keys = ["preset", "labelled", "rep"]
+    scored = done_runs(args.scores, keys)
+    checked = done_runs(args.checks, keys) if args.checks else None
     reps = [args.only_rep] if args.only_rep is not None else range(args.reps)
-    for r in reps:
-        for preset in presets:
-            # latency by correctness needs the labels: an unlabelled fit of it would be the base model's
-            for labelled in (True,) if args.latency_by_correctness else (True, False):
-                if (preset, labelled, r) in done:
-                    continue
-                t = time.time()
-                spec = ModelSpec.from_parts(args.latency_family, item_latency=args.item_latency,
-                                            clock_effects=args.clock_effects,
-                                            latency_by_correctness=args.latency_by_correctness,
-                                            ended="ignore" if args.ignore_ended else "read",
-                                            episode_effects=args.episode_effects)
-                s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {}, spec)
-                s.insert(0, "preset", preset)
-                s.insert(1, "labelled", labelled)
-                s["fit_ok"] = bool(diag["ok"])
-                s["max_rhat"] = diag["max_rhat"]
-                s["min_ess_bulk"] = diag["min_ess_bulk"]
-                s["n_divergent"] = diag["n_divergent"]
-                s["seconds"] = round(time.time() - t, 1)
-                s.to_csv(args.scores, mode="a", header=not os.path.exists(args.scores), index=False)  # one write per fit
-                cov = s.groupby("quantity", sort=False)["covered"].mean().round(2).to_dict()
-                print(f"{time.strftime('%H:%M:%S')} {preset} labelled={labelled} rep={r} {s['seconds'].iloc[0]}s "
-                      f"{cov}", file=sys.stderr, flush=True)
+    # latency by correctness needs the labels: an unlabelled fit of it would be the base model's
+    runs = [(preset, labelled, r) for r in reps for preset in presets
+            for labelled in ((True,) if args.latency_by_correctness else (True, False))]
+    # the runs not yet scored first (replicates outermost), then those scored before --checks was given:
+    # refitted (same seed, same fit) for their checks alone
+    todo = [x for x in runs if x not in scored] + [x for x in runs if x in scored and checked is not None
+                                                   and x not in checked]
+    spec = ModelSpec.from_parts(args.latency_family, item_latency=args.item_latency, clock_effects=args.clock_effects,
+                                latency_by_correctness=args.latency_by_correctness,
+                                ended="ignore" if args.ignore_ended else "read", episode_effects=args.episode_effects)
+    for preset, labelled, r in todo:
+        t = time.time()
+        on_fit = None
+        if checked is not None and (preset, labelled, r) not in checked:
+            def on_fit(res, preset=preset, labelled=labelled, r=r):  # the same fit's check families
+                append_check_flags(res, args.checks, preset=preset, labelled=labelled, rep=r)
+        s, diag = _one_replicate(preset, r, args.seed, args.draws, args.chains, 0.9, labelled, True, {}, spec,
+                                 on_fit=on_fit)
+        seconds = round(time.time() - t, 1)
+        if (preset, labelled, r) not in scored:
+            s.insert(0, "preset", preset)
+            s.insert(1, "labelled", labelled)
+            s["fit_ok"] = bool(diag["ok"])
+            s["max_rhat"] = diag["max_rhat"]
+            s["min_ess_bulk"] = diag["min_ess_bulk"]
+            s["n_divergent"] = diag["n_divergent"]
+            s["seconds"] = seconds
+            s.to_csv(args.scores, mode="a", header=not os.path.exists(args.scores), index=False)  # one write per fit
+        cov = s.groupby("quantity", sort=False)["covered"].mean().round(2).to_dict()
+        print(f"{time.strftime('%H:%M:%S')} {preset} labelled={labelled} rep={r} {seconds}s {cov}", file=sys.stderr,
+              flush=True)
+
+
+def append_check_flags(res, path: str, **keys) -> None:
+    """Append the fit's check families (:func:`rtanalysis.model.checks.family_flags` of its posterior
+    predictive checks: rows, extreme rows, flagged) to the CSV at ``path``, headed by ``keys``."""
+    from rtanalysis.model.checks import family_flags
+
+    f = family_flags(res.ppc())
+    f = f[f["kind"] == "posterior"][["family", "rows", "extreme_rows", "p_value", "flagged"]]
+    for i, (name, value) in enumerate(keys.items()):
+        f.insert(i, name, value)
+    f["fit_ok"] = bool(res.diagnostics["ok"])
+    f.to_csv(path, mode="a", header=not os.path.exists(path), index=False)
+
+
+#: one line of the detection table: a preset, labelled or not, and a check family
+DETECTION_KEYS = ["preset", "labelled", "family"]
+
+
+def detection_table(flags: pd.DataFrame, ci: float = 0.95) -> pd.DataFrame:
+    """Per preset × labelled × check family of the recorded flags (:func:`append_check_flags`): the
+    replicates, how many flagged the family, the detection rate and its exact (Clopper–Pearson)
+    binomial interval at ``ci`` over replicates (each replicate one independent fit). A family a fit
+    had no row for (nothing to check) is not counted for that fit. A replicate recorded twice counts once."""
+    from scipy.stats import binomtest
+
+    f = flags.drop_duplicates(subset=["preset", "labelled", "rep", "family"])
+    f = f[f["rows"] > 0]
+    out = (f.groupby(DETECTION_KEYS, sort=False)
+           .agg(reps=("rep", "nunique"), flagged=("flagged", "sum")).reset_index())
+    out["flagged"] = out["flagged"].astype(int)
+    out["rate"] = out["flagged"] / out["reps"]
+    bounds = [binomtest(k, n).proportion_ci(confidence_level=ci, method="exact")
+              for k, n in zip(out["flagged"], out["reps"])]
+    out["rate_lo"] = [b.low for b in bounds]
+    out["rate_hi"] = [b.high for b in bounds]
+    return out
+
+
+def detection(args) -> pd.DataFrame:
+    out = detection_table(pd.concat([pd.read_csv(f) for f in args.checks], ignore_index=True))
+    reps = out.groupby(["preset", "labelled"], sort=False)["reps"].max()
+    print(f"replicates per preset: {reps.min()}-{reps.max()}")
+    wide = out.pivot_table(index=["preset", "labelled"], columns="family", values="rate", sort=False).round(2)
+    print("share of replicates with the family flagged (more extreme rows than chance, as the package flags it)\n"
+          + wide.to_string())
+    wide = out.assign(ci=out["rate_lo"].map("{:.2f}".format) + "-" + out["rate_hi"].map("{:.2f}".format)) \
+        .pivot_table(index=["preset", "labelled"], columns="family", values="ci", aggfunc="first", sort=False)
+    print("\n95% Clopper-Pearson interval of the rate, over replicates\n" + wide.to_string())
+    if args.out:
+        out.round(4).to_csv(args.out, index=False)
+    return out
 
 
 def replicate_bootstrap(s: pd.DataFrame, keys: list[str], n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
@@ -146,14 +212,21 @@ def main(argv=None):
                    help="read every log as the whole episode (ModelSpec(ended='ignore'), the earlier model)")
     r.add_argument("--only-rep", type=int, default=None, help="run this replicate only (a second worker)")
     r.add_argument("--scores", default="studies/results/misspec_scores.csv")
+    r.add_argument("--checks", default=None,
+                   help="also append each fit's posterior predictive check families (flagged or not) to this CSV; "
+                        "`detection` summarises them")
     r.set_defaults(func=run)
     s = sub.add_parser("summary")
     s.add_argument("--scores", nargs="+", default=["studies/results/misspec_scores.csv"],
                    help="one or more score files of `run` (pooled; a replicate scored twice counts once)")
     s.add_argument("--out", default="studies/results/misspec_baseline.csv")
     s.set_defaults(func=summary)
+    d = sub.add_parser("detection", help="detection rates of the check families from `run --checks` files")
+    d.add_argument("--checks", nargs="+", required=True)
+    d.add_argument("--out", default=None, help="the table as CSV (and the printed summary beside it as .txt)")
+    d.set_defaults(func=detection)
     args = ap.parse_args(argv)
-    with summary_to(Path(args.out).with_suffix(".txt") if args.cmd == "summary" and args.out else None):
+    with summary_to(Path(args.out).with_suffix(".txt") if args.cmd in ("summary", "detection") and args.out else None):
         args.func(args)
 
 

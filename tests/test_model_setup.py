@@ -91,14 +91,23 @@ def testtune_argument_of_the_cli():
 
 
 @pytest.mark.slow
-def test_tune_auto_retries_a_failed_fit_once_and_records_it():
+def test_tune_auto_retries_a_failed_fit_once_and_records_it(monkeypatch):
     """Ten draws cannot pass the gate: tune='auto' refits once with 3x tuning and 2x draws, records the
-    first attempt, and the result holds the retry's draws; a fixed tune never retries."""
-    from rtanalysis import fit
+    first attempt, and the result holds the retry's draws; a fixed tune never retries. The retry samples
+    the model set up for the first attempt (set up once), with the draws a fit asked for the retry's
+    sampling at once gives."""
+    import xarray as xr
 
+    from rtanalysis import fit
+    from rtanalysis.model import sampler
+
+    set_up = []
+    real = sampler.compile_model_c
+    monkeypatch.setattr(sampler, "compile_model_c", lambda model, *a, **k: set_up.append(model) or real(model, *a, **k))
     models = dict(list(ToyDesign().models.items())[:2])
     lr = toy_load(ToyDesign(models=models, n_items=4), n_per_cell=20, seed=3, labelled=True)
     res = fit(lr, draws=10, chains=2, tune="auto", seed=1, progress=False)
+    assert len(set_up) == 1
     retried = res.diagnostics["retried"]
     assert retried["tune"] == 30 and retried["draws"] == 20 and res.n_draws == 20
     assert (retried["first"]["max_rhat"] > THRESHOLDS["max_rhat"]
@@ -111,6 +120,9 @@ def test_tune_auto_retries_a_failed_fit_once_and_records_it():
     assert retried["asked"] == {"draws": 10, "tune": 10}
     fixed = fit(lr, draws=10, chains=2, tune=10, seed=1, progress=False)
     assert not fixed.diagnostics.get("retried") and fixed.n_draws == 10
+    at_once = fit(lr, draws=20, chains=2, tune=30, seed=1, progress=False)
+    assert at_once.diagnostics["target_accept"] == retried["target_accept"]
+    xr.testing.assert_equal(res.idata["posterior"].to_dataset(), at_once.idata["posterior"].to_dataset())
 
 
 def _alive_numba_dispatchers() -> int:

@@ -121,8 +121,9 @@ def fit_for_benchmarks(data, spec: ModelSpec | str | None = None, *, sampler: st
     small = len(d.episodes) < SMALL_DATA_EPISODES
     first_accept = RETRY_TARGET_ACCEPT if small else None
     adaptation = SMALL_DATA_ADAPTATION if small and sampler == "nutpie" else None
+    reuse: dict = {}  # the retry samples the same model: set up once
     idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress, first_accept,
-                                           adaptation)
+                                           adaptation, reuse)
     if tune == "auto" and not diag["ok"]:
         first = {k: diag[k] for k in ("max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent", "failed_params")}
         asked = {"draws": draws, "tune": n_tune}
@@ -135,7 +136,7 @@ def fit_for_benchmarks(data, spec: ModelSpec | str | None = None, *, sampler: st
                   f"with tune={n_tune}, draws={draws}" + (f", target_accept={accept}" if accept else "") + "...",
                   file=sys.stderr)
         idata, diag, table = _sample_diagnosed(model, draws, n_tune, chains, seed, sampler, progress, accept,
-                                               adaptation)
+                                               adaptation, reuse)
         diag["retried"] = {"first": first, "tune": n_tune, "draws": draws, "asked": asked, "target_accept": accept}
     diag["sampling_seconds"] = round(time.time() - t0, 2)
     diag.setdefault("target_accept", first_accept)
@@ -208,13 +209,15 @@ def _clock_effect_notes(d: ModelData) -> list[str]:
             "the prior's, so their timed capability and timing split rest on it (wide intervals); run them paused too"]
 
 
-def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, target_accept=None, adaptation=None):
-    """(idata, diagnostics with compile/sampling seconds, per-parameter table)."""
+def _sample_diagnosed(model, draws, tune, chains, seed, sampler, progress, target_accept=None, adaptation=None,
+                      reuse=None):
+    """(idata, diagnostics with compile/sampling seconds, per-parameter table); ``reuse``: :func:`.sampler.sample_model`'s."""
     from .build import MAIN_PARAMS
     from .diagnostics import diagnose
 
     timings: dict = {}
-    idata = sample_model(model, draws, tune, chains, seed, sampler, progress, timings, target_accept, adaptation)
+    idata = sample_model(model, draws, tune, chains, seed, sampler, progress, timings, target_accept, adaptation,
+                         reuse)
     names = [v for v in MAIN_PARAMS if v in idata["posterior"]]
     diag, table = diagnose(idata, names)
     diag.update(timings)

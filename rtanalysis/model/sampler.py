@@ -456,11 +456,15 @@ def sample_chains(compiled, draws: int, tune: int, chains: int, seed: int, cores
 
 
 def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: str, progress: bool,
-                 timings: dict | None = None, target_accept: float | None = None, adaptation: str | None = None):
+                 timings: dict | None = None, target_accept: float | None = None, adaptation: str | None = None,
+                 reuse: dict | None = None):
     """Run NUTS: ``nutpie`` (default; its Rust sampler on a disk-cached PyTensor log-density,
     :func:`compile_model_c` and :func:`sample_chains`), PyMC's own ``pymc`` sampler, or ``numpyro`` (JAX; optional, the ``bench`` extra).
     Seeded: same seed, same draws. ``adaptation``: nutpie's mass-matrix adaptation (``"low_rank"`` learns the
-    posterior's strongest correlations too; default: diagonal)."""
+    posterior's strongest correlations too; default: diagonal). ``reuse``: a dict the caller keeps between
+    two samplings of ``model`` with nothing fitted in between (the gate's retry): the second takes the first's
+    compiled model from it instead of setting it up again. Only then: the compiled functions are shared by
+    every model of the same graph, and another fit in between re-binds them to its own data."""
     import pymc as pm
 
     if sampler not in SAMPLERS:
@@ -468,7 +472,9 @@ def sample_model(model, draws: int, tune: int, chains: int, seed: int, sampler: 
     if sampler == "nutpie":
         with FUNCTIONS_LOCK:
             t0 = time.time()
-            compiled = compile_model_c(model)
+            compiled = (reuse or {}).get("compiled") or compile_model_c(model)
+            if reuse is not None:
+                reuse["compiled"] = compiled
             t1 = time.time()
             if progress:
                 print(f"sampling {chains} chains x {draws} draws ({tune} tuning)...", file=sys.stderr)

@@ -50,13 +50,17 @@ def score_counterfactuals(counterfactuals: pd.DataFrame, cf_truth: pd.DataFrame)
 
 
 def _one_replicate(preset: str, r: int, seed: int, draws: int, chains: int, ci_prob: float, labelled: bool,
-                   counterfactuals: bool, sim_overrides: dict, spec=None):
+                   counterfactuals: bool, sim_overrides: dict, spec=None, on_fit=None):
+    """(scores, diagnostics) of one simulated replicate's fit; ``on_fit(res)``, if given, also sees the
+    :class:`~rtanalysis.model.result.FitResult` (a study that records more of the same fit)."""
     from ...simulate import simulate
     from ...simulate.misspec import counterfactual_truth
     from ..fit import fit
 
     sim = simulate(preset, seed=seed + r, labelled=labelled, **sim_overrides)
     res = fit(sim.load(), spec, draws=draws, chains=chains, seed=seed + r, ci_prob=ci_prob, progress=False, tune=None)
+    if on_fit is not None:
+        on_fit(res)
     s = score_fit(res.decomposition(), sim.truth)
     if counterfactuals:
         cf = res.counterfactuals(lambdas=(1.0, *CF_LAMBDAS), as_models=True)
