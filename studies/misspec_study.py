@@ -174,7 +174,24 @@ def summary(args) -> pd.DataFrame:
     if args.out:
         out.round(4).to_csv(args.out, index=False)
     print("\n" + markdown(out))
+    print("\ncoverage (95% interval, replicates resampled) as docs/validation.md gives it\n" + interval_markdown(out))
     return out
+
+
+def interval_markdown(out: pd.DataFrame) -> str:
+    """One line per preset × labelled: each quantity's coverage with its replicate-resampled interval, and
+    the share_timing MAE (the tables of ``docs/validation.md``)."""
+    qs = list(dict.fromkeys(out["quantity"]))
+    lines = ["| preset | labelled | reps | " + " | ".join(f"`{q}`" for q in qs) + " | share_timing MAE |",
+             "|" + "---|" * (4 + len(qs))]
+    for (preset, lab), g in out.groupby(["preset", "labelled"], sort=False):
+        g = g.set_index("quantity")
+        cells = [f"{g.loc[q, 'coverage']:.2f} ({g.loc[q, 'coverage_lo']:.2f}–{g.loc[q, 'coverage_hi']:.2f})"
+                 if q in g.index else "" for q in qs]
+        mae = f"{g.loc['share_timing', 'mae']:.3f}" if "share_timing" in g.index else ""
+        lines.append(f"| `{preset}` | {'yes' if lab else 'no'} | {int(g['reps'].max())} | " + " | ".join(cells)
+                     + f" | {mae} |")
+    return "\n".join(lines)
 
 
 def markdown(out: pd.DataFrame) -> str:
