@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 from _common import RESULTS, summary_to
-from misspec_study import coverage_table
+from misspec_study import coverage_table, interval_markdown
 
 #: preset -> (score file in studies/results, the structure fitted), or {labelled: that} where the
 #: structure the checks point to depends on the labels
@@ -73,23 +73,10 @@ def table() -> pd.DataFrame:
     return out
 
 
-def markdown(out: pd.DataFrame) -> str:
-    qs = list(dict.fromkeys(out["quantity"]))
-    lines = ["| preset (structure) | labelled | reps | " + " | ".join(f"`{q}`" for q in qs)
-             + " | share_timing MAE |", "|" + "---|" * (4 + len(qs))]
-    for (preset, structure, lab), g in out.groupby(["preset", "structure", "labelled"], sort=False):
-        g = g.set_index("quantity")
-        cells = [f"{g.loc[q, 'coverage']:.2f} ({g.loc[q, 'coverage_lo']:.2f}–{g.loc[q, 'coverage_hi']:.2f})"
-                 if q in g.index else "" for q in qs]
-        lines.append(f"| `{preset}` ({structure}) | {'yes' if lab else 'no'} | {int(g['reps'].max())} | "
-                     + " | ".join(cells) + f" | {g.loc['share_timing', 'mae']:.3f} |")
-    return "\n".join(lines)
-
-
 def main() -> None:
     out = table()
     out.round(4).to_csv(RESULTS / "misspec_recommended.csv", index=False)
-    print(markdown(out))
+    print(interval_markdown(out, by=("preset", "structure"), head="preset (structure)"))
     print("\n" + out.groupby("verdict").size().to_string())
     print("\n" + out[out["verdict"] != "in band"][["preset", "labelled", "quantity", "coverage", "coverage_lo",
                                                     "coverage_hi", "reps", "verdict"]].to_string(index=False))

@@ -178,18 +178,20 @@ def summary(args) -> pd.DataFrame:
     return out
 
 
-def interval_markdown(out: pd.DataFrame) -> str:
-    """One line per preset × labelled: each quantity's coverage with its replicate-resampled interval, and
-    the share_timing MAE (the tables of ``docs/validation.md``)."""
+def interval_markdown(out: pd.DataFrame, by: tuple[str, ...] = ("preset",), head: str = "preset") -> str:
+    """One line per ``by`` × labelled: each quantity's coverage with its replicate-resampled interval, and
+    the share_timing MAE (the tables of ``docs/validation.md``); a second ``by`` column (a structure) is
+    shown in brackets after the first."""
     qs = list(dict.fromkeys(out["quantity"]))
-    lines = ["| preset | labelled | reps | " + " | ".join(f"`{q}`" for q in qs) + " | share_timing MAE |",
+    lines = [f"| {head} | labelled | reps | " + " | ".join(f"`{q}`" for q in qs) + " | share_timing MAE |",
              "|" + "---|" * (4 + len(qs))]
-    for (preset, lab), g in out.groupby(["preset", "labelled"], sort=False):
+    for key, g in out.groupby([*by, "labelled"], sort=False):
         g = g.set_index("quantity")
+        label = f"`{key[0]}`" + "".join(f" ({k})" for k in key[1:-1])
         cells = [f"{g.loc[q, 'coverage']:.2f} ({g.loc[q, 'coverage_lo']:.2f}–{g.loc[q, 'coverage_hi']:.2f})"
                  if q in g.index else "" for q in qs]
         mae = f"{g.loc['share_timing', 'mae']:.3f}" if "share_timing" in g.index else ""
-        lines.append(f"| `{preset}` | {'yes' if lab else 'no'} | {int(g['reps'].max())} | " + " | ".join(cells)
+        lines.append(f"| {label} | {'yes' if key[-1] else 'no'} | {int(g['reps'].max())} | " + " | ".join(cells)
                      + f" | {mae} |")
     return "\n".join(lines)
 
